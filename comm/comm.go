@@ -1,0 +1,313 @@
+package comm
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Comm is a communicator: a group of ranks and a context of its own, so that
+// its messages never match another communicator's. Each rank holds its own
+// *Comm value for the same communicator.
+//
+// The point-to-point methods here work on bytes tagged with an element
+// [Type]; package typed wraps them for slices of numbers. A Comm may be used
+// by several goroutines of its rank at once, except Dup and Split, which
+// every member must call in the same order.
+type Comm struct {
+	ep    *endpoint
+	ctx   uint64 // point-to-point context; ctx|1 is the collective context
+	rank  int
+	size  int
+	ranks []int // world rank of each member; nil for the world communicator
+	name  string
+	kids  uint32 // communicators created from this one (Dup, Split)
+	cc    *Comm  // the same communicator on its collective context
+}
+
+// newComm returns a communicator and its collective twin.
+func newComm(ep *endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
+	c := &Comm{ep: ep, ctx: ctx, rank: rank, size: size, ranks: ranks, name: name}
+	cc := *c
+	cc.ctx |= 1
+	c.cc = &cc
+	return c
+}
+
+const worldContext uint64 = 2
+
+// Rank returns the calling rank's number in c, in [0, Size).
+func (c *Comm) Rank() int { return c.rank }
+
+// Size returns the number of ranks in c.
+func (c *Comm) Size() int { return c.size }
+
+// String names the communicator, as it appears in errors and reports.
+func (c *Comm) String() string {
+	if c.name == "" {
+		return "world"
+	}
+	return c.name
+}
+
+// worldOf returns the world rank of member r.
+func (c *Comm) worldOf(r int) int {
+	if c.ranks == nil {
+		return r
+	}
+	return c.ranks[r]
+}
+
+var reqPool = sync.Pool{New: func() any {
+	r := &Request{pooled: true}
+	r.wr.one = r
+	r.ev.arm()
+	return r
+}}
+
+// newReq returns a request for an operation on c. A pooled request serves a
+// blocking call and goes back to the pool in finish; any other is the
+// caller's.
+func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
+	var r *Request
+	if pooled {
+		r = reqPool.Get().(*Request)
+	} else {
+		r = &Request{}
+		r.wr.one = r
+		r.ev.arm()
+	}
+	r.kind, r.ep, r.comm, r.ctx = kind, c.ep, c, c.ctx
+	return r
+}
+
+// finish waits for a pooled request, returns its outcome and recycles it.
+func (c *Comm) finish(r *Request) (Status, []byte, error) {
+	if !r.ev.poll() {
+		c.ep.park(&r.wr, &r.ev, true)
+	} else {
+		r.ev.consume()
+	}
+	st, err := r.result()
+	got := r.got
+	r.ev.rearm() // consume left the event's mutex locked: armed again
+	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, modeStandard
+	r.comm, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
+	reqPool.Put(r)
+	return st, got, err
+}
+
+func (c *Comm) usable() error {
+	if c == nil || c.ep == nil {
+		return fmt.Errorf("comm: nil communicator: %w", ErrArg)
+	}
+	return c.ep.w.failure()
+}
+
+func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
+	if err := c.usable(); err != nil {
+		return fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
+	}
+	if dst < 0 || dst >= c.size {
+		return fmt.Errorf("comm: send to rank %d of %d: %w", dst, c.size, ErrRank)
+	}
+	if tag < 0 {
+		return fmt.Errorf("comm: send with tag %d: %w", tag, ErrTag)
+	}
+	if !t.Valid() {
+		return fmt.Errorf("comm: send of %v: %w", t, ErrArg)
+	}
+	return nil
+}
+
+func (c *Comm) checkRecv(t Type, src, tag int) error {
+	if err := c.usable(); err != nil {
+		return fmt.Errorf("comm: recv from %s tag %s: %w", rankStr(src), tagStr(tag), err)
+	}
+	if src != AnySource && (src < 0 || src >= c.size) {
+		return fmt.Errorf("comm: recv from rank %d of %d: %w", src, c.size, ErrRank)
+	}
+	if tag < 0 && tag != AnyTag {
+		return fmt.Errorf("comm: recv with tag %d: %w", tag, ErrTag)
+	}
+	if !t.Valid() {
+		return fmt.Errorf("comm: recv of %v: %w", t, ErrArg)
+	}
+	return nil
+}
+
+// startSend validates and starts a send; the request is pooled for blocking
+// calls.
+func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode sendMode, pooled bool) (*Request, error) {
+	if err := c.checkSend(buf, t, dst, tag); err != nil {
+		return nil, err
+	}
+	r := c.newReq(kindSend, pooled)
+	r.mode, r.typ, r.buf = mode, t, buf
+	r.src, r.tag, r.to, r.peer = c.rank, tag, dst, c.worldOf(dst)
+	if err := c.ep.startSend(r); err != nil {
+		err = r.describeErr(err)
+		if pooled {
+			r.complete(Status{}, nil)
+			c.finish(r)
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (*Request, error) {
+	if err := c.checkRecv(t, src, tag); err != nil {
+		return nil, err
+	}
+	r := c.newReq(kindRecv, pooled)
+	r.typ, r.buf, r.owned = t, buf, owned
+	r.src, r.tag, r.peer = src, tag, AnySource
+	if src != AnySource {
+		r.peer = c.worldOf(src)
+	}
+	if err := c.ep.startRecv(r); err != nil {
+		err = r.describeErr(err)
+		if pooled {
+			r.complete(Status{}, nil)
+			c.finish(r)
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *Comm) send(buf []byte, t Type, dst, tag int, mode sendMode) error {
+	r, err := c.startSend(buf, t, dst, tag, mode, true)
+	if err != nil {
+		return err
+	}
+	_, _, err = c.finish(r)
+	return err
+}
+
+// Send sends buf, elements of type t, to rank dst with tag (standard mode:
+// it returns once buf may be reused).
+func (c *Comm) Send(buf []byte, t Type, dst, tag int) error {
+	return c.send(buf, t, dst, tag, modeStandard)
+}
+
+// Ssend sends in synchronous mode: it returns only once the matching
+// receive has started.
+func (c *Comm) Ssend(buf []byte, t Type, dst, tag int) error {
+	return c.send(buf, t, dst, tag, modeSync)
+}
+
+// SendOwned hands buf itself to the receiver: no copy is made when the
+// receive is a RecvOwned. The caller must not touch buf afterwards.
+func (c *Comm) SendOwned(buf []byte, t Type, dst, tag int) error {
+	return c.send(buf, t, dst, tag, modeOwned)
+}
+
+// Isend starts a standard-mode send. buf must not be modified until the
+// request completes.
+func (c *Comm) Isend(buf []byte, t Type, dst, tag int) (*Request, error) {
+	return c.startSend(buf, t, dst, tag, modeStandard, false)
+}
+
+// Issend starts a synchronous-mode send.
+func (c *Comm) Issend(buf []byte, t Type, dst, tag int) (*Request, error) {
+	return c.startSend(buf, t, dst, tag, modeSync, false)
+}
+
+// Recv receives a message of type t from src (or AnySource) with tag (or
+// AnyTag) into buf. Status.Count is in elements of t. A message longer than
+// buf fails with ErrTruncate, one of another type with ErrType; either way
+// the message is consumed.
+func (c *Comm) Recv(buf []byte, t Type, src, tag int) (Status, error) {
+	r, err := c.startRecv(buf, t, src, tag, false, true)
+	if err != nil {
+		return Status{}, err
+	}
+	st, _, err := c.finish(r)
+	return st, err
+}
+
+// Irecv starts a receive into buf, which must not be touched until the
+// request completes.
+func (c *Comm) Irecv(buf []byte, t Type, src, tag int) (*Request, error) {
+	return c.startRecv(buf, t, src, tag, false, false)
+}
+
+// RecvOwned receives a message as a slice of its own: the sender's slice
+// itself after a SendOwned, otherwise a copy.
+func (c *Comm) RecvOwned(t Type, src, tag int) ([]byte, Status, error) {
+	r, err := c.startRecv(nil, t, src, tag, true, true)
+	if err != nil {
+		return nil, Status{}, err
+	}
+	st, got, err := c.finish(r)
+	if err != nil {
+		return nil, st, err
+	}
+	return got, st, nil
+}
+
+// Sendrecv sends send to dst and receives into recv from src, at once, so
+// that rank pairs exchanging data cannot deadlock.
+func (c *Comm) Sendrecv(send []byte, st Type, dst, stag int, recv []byte, rt Type, src, rtag int) (Status, error) {
+	r, err := c.startRecv(recv, rt, src, rtag, false, true)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := c.send(send, st, dst, stag, modeStandard); err != nil {
+		c.ep.retract(r, ErrCanceled)
+		c.finish(r)
+		return Status{}, err
+	}
+	s, _, err := c.finish(r)
+	return s, err
+}
+
+// Iprobe reports whether a message from src with tag can be received now,
+// without receiving it. Status.Count is in bytes.
+func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	if err := c.checkRecv(Byte, src, tag); err != nil {
+		return Status{}, false, err
+	}
+	r := c.newReq(kindProbe, true)
+	r.typ, r.src, r.tag, r.peer = Byte, src, tag, AnySource
+	if src != AnySource {
+		r.peer = c.worldOf(src)
+	}
+	st, ok, err := c.ep.inbox.peek(r, false)
+	r.complete(Status{}, nil)
+	c.finish(r)
+	if err != nil {
+		return Status{}, false, fmt.Errorf("comm: probe %s tag %s: %w", rankStr(src), tagStr(tag), err)
+	}
+	return st, ok, nil
+}
+
+// Probe blocks until a message from src with tag can be received and
+// returns its status (Count in bytes) without receiving it: the next
+// matching receive gets that message.
+func (c *Comm) Probe(src, tag int) (Status, error) {
+	if err := c.checkRecv(Byte, src, tag); err != nil {
+		return Status{}, err
+	}
+	for {
+		r := c.newReq(kindProbe, true)
+		r.typ, r.src, r.tag, r.peer = Byte, src, tag, AnySource
+		if src != AnySource {
+			r.peer = c.worldOf(src)
+		}
+		st, ok, err := c.ep.inbox.peek(r, true)
+		if err != nil || ok {
+			r.complete(Status{}, nil)
+			c.finish(r)
+			if err != nil {
+				return Status{}, r.describeErr(err)
+			}
+			return st, nil
+		}
+		// Queued as a blocked probe: an arrival (or an abort) completes it.
+		if _, _, err := c.finish(r); err != nil {
+			return Status{}, err
+		}
+	}
+}

@@ -1,0 +1,381 @@
+package comm
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/puzpuzpuz/xsync/v4"
+)
+
+// The matching engine: one inbox per receiving rank.
+//
+// Invariants:
+//   - An inbox holds, per sending rank, a pair: the receives posted for that
+//     source (posted), the messages from it that no receive has matched yet
+//     (unexp) and the blocked probes naming it (probes), all guarded by
+//     pair.mu. Receives and probes naming AnySource wait in the inbox's own
+//     queues, guarded by anyMu.
+//   - Lock order: anyMu before any pair.mu. No other lock is held while
+//     either is taken, and no lock is held while copying a payload.
+//   - No message in unexp matches a receive in posted or anyPosted: whoever
+//     inserts one checks the other side first, under the same locks.
+//   - anyN counts the entries in anyPosted and anyProbes and changes only
+//     under anyMu. A sender that reads anyN == 0 while holding its pair's
+//     lock may ignore the AnySource queues: a receiver posting to them
+//     raises anyN before it scans (and locks) each pair, so either it sees
+//     the sender's message or the sender sees anyN > 0 and retakes the
+//     locks in order (anyMu, then pair.mu).
+//   - seq orders receives by posting and messages by arrival; within one
+//     queue order is FIFO. Between a pair's posted queue and anyPosted the
+//     lower seq wins; among pairs' unexpected messages the lower seq wins.
+//   - Pairs are created under anyMu, so a scan under anyMu sees all.
+//   - A request is completed by whoever removed it from its queue, after
+//     releasing the locks.
+type inbox struct {
+	ep *endpoint
+
+	anyMu     sync.Mutex
+	anyN      atomic.Int32
+	anyPosted fifo[*Request]
+	anyProbes []*Request
+	pairList  []*pair // every pair, for AnySource scans; guarded by anyMu
+
+	pairs atomic.Pointer[xsync.Map[int, *pair]] // by source world rank; created on first use
+	seq   atomic.Uint64
+}
+
+// pair is the state between one sending rank and one receiving rank.
+type pair struct {
+	mu     sync.Mutex
+	posted fifo[*Request]
+	unexp  fifo[*msg]
+	probes []*Request
+	src    int // sender's world rank
+}
+
+// msg is a message that arrived before its receive: an eager copy in a
+// pooled buffer, a slice handed over (owned), or a reference to a sender's
+// buffer that the receiver copies from (rendezvous, and every synchronous
+// send), completing the sender's request when done.
+type msg struct {
+	ctx   uint64
+	src   int // sender's rank in the communicator
+	tag   int
+	typ   Type
+	seq   uint64
+	data  []byte
+	owned bool     // data was handed over by SendOwned
+	sreq  *Request // rendezvous: the sender's request; nil once it completed
+	store []byte   // pooled backing store for eager data (cap retained)
+}
+
+// pairOf returns the pair for messages from world rank src, creating it.
+func (in *inbox) pairOf(src int) *pair {
+	if m := in.pairs.Load(); m != nil {
+		if p, ok := m.Load(src); ok {
+			return p
+		}
+	}
+	in.anyMu.Lock()
+	defer in.anyMu.Unlock()
+	m := in.pairs.Load()
+	if m == nil {
+		m = xsync.NewMap[int, *pair]()
+		in.pairs.Store(m)
+	}
+	p, ok := m.Load(src)
+	if !ok {
+		p = &pair{src: src}
+		in.pairList = append(in.pairList, p)
+		m.Store(src, p)
+	}
+	return p
+}
+
+// matches reports whether a receive or probe r accepts a message with the
+// given envelope. The source is checked by the queue r waits in.
+func (r *Request) matches(ctx uint64, tag int) bool {
+	return r.ctx == ctx && (r.tag == AnyTag || r.tag == tag)
+}
+
+func (m *msg) matchedBy(r *Request) bool { return r.matches(m.ctx, m.tag) }
+
+// firstPosted returns the index of the oldest receive in q that accepts the
+// envelope, or -1.
+func firstPosted(q *fifo[*Request], ctx uint64, tag int) int {
+	for i, n := 0, q.len(); i < n; i++ {
+		if q.at(i).matches(ctx, tag) {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstUnexp returns the index of the oldest message in q that r accepts,
+// or -1.
+func firstUnexp(q *fifo[*msg], r *Request) int {
+	for i, n := 0, q.len(); i < n; i++ {
+		if q.at(i).matchedBy(r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// wakeProbes completes (and removes) the probes in ps that m satisfies; the
+// probers re-examine the queues themselves. Returns the remaining probes and
+// how many were removed. Locks that guard ps must be held.
+func wakeProbes(ps []*Request, m *msg, fired *[]*Request) ([]*Request, int) {
+	k := 0
+	for _, p := range ps {
+		if m.matchedBy(p) {
+			*fired = append(*fired, p)
+			continue
+		}
+		ps[k] = p
+		k++
+	}
+	removed := len(ps) - k
+	clear(ps[k:])
+	return ps[:k], removed
+}
+
+// arrive delivers m from world rank src: it matches the oldest posted
+// receive that accepts it, or is queued as unexpected. It returns the
+// receive that matched (already removed from its queue; the caller
+// completes it) or nil when m was queued. probesFired collects probes to
+// complete once the locks are released. Fails with ErrAborted when the
+// world is aborting (m was not queued).
+func (in *inbox) arrive(p *pair, m *msg, probesFired *[]*Request) (*Request, error) {
+	p.mu.Lock()
+	if in.anyN.Load() == 0 {
+		r, err := in.arriveLocked(p, m, false, probesFired)
+		p.mu.Unlock()
+		return r, err
+	}
+	p.mu.Unlock()
+	in.anyMu.Lock()
+	p.mu.Lock()
+	r, err := in.arriveLocked(p, m, true, probesFired)
+	p.mu.Unlock()
+	in.anyMu.Unlock()
+	return r, err
+}
+
+// arriveLocked: p.mu held, and anyMu too when withAny.
+func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool, probesFired *[]*Request) (*Request, error) {
+	if err := in.ep.w.failure(); err != nil {
+		return nil, err
+	}
+	i := firstPosted(&p.posted, m.ctx, m.tag)
+	if withAny {
+		if j := firstPosted(&in.anyPosted, m.ctx, m.tag); j >= 0 &&
+			(i < 0 || in.anyPosted.at(j).seq < p.posted.at(i).seq) {
+			in.anyN.Add(-1)
+			return in.anyPosted.remove(j), nil
+		}
+	}
+	if i >= 0 {
+		return p.posted.remove(i), nil
+	}
+	m.seq = in.seq.Add(1)
+	if m.sreq == nil && !m.owned {
+		m.eagerCopy(m.data)
+	}
+	p.unexp.push(m)
+	if m.sreq != nil {
+		m.sreq.in, m.sreq.pr, m.sreq.m = in, p, m
+	}
+	if len(p.probes) > 0 {
+		p.probes, _ = wakeProbes(p.probes, m, probesFired)
+	}
+	if withAny && len(in.anyProbes) > 0 {
+		var n int
+		in.anyProbes, n = wakeProbes(in.anyProbes, m, probesFired)
+		in.anyN.Add(int32(-n))
+	}
+	return nil, nil
+}
+
+// post posts receive r (r.peer is the source's world rank or AnySource). It
+// returns the unexpected message r matched (removed from its queue; the
+// caller delivers it) or nil when r was queued.
+func (in *inbox) post(r *Request) (*msg, error) {
+	if r.peer != AnySource {
+		p := in.pairOf(r.peer)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err := in.ep.w.failure(); err != nil {
+			return nil, err
+		}
+		if i := firstUnexp(&p.unexp, r); i >= 0 {
+			return p.unexp.remove(i), nil
+		}
+		r.seq = in.seq.Add(1)
+		r.in, r.pr = in, p
+		p.posted.push(r)
+		return nil, nil
+	}
+	in.anyMu.Lock()
+	defer in.anyMu.Unlock()
+	if err := in.ep.w.failure(); err != nil {
+		return nil, err
+	}
+	in.anyN.Add(1) // before the scan: see the invariants
+	if p, i := in.scanLocked(r, true); p != nil {
+		m := p.unexp.remove(i)
+		p.mu.Unlock()
+		in.anyN.Add(-1)
+		return m, nil
+	}
+	r.seq = in.seq.Add(1)
+	r.in, r.pr = in, nil
+	in.anyPosted.push(r)
+	return nil, nil
+}
+
+// scanLocked finds, across all pairs, the oldest unexpected message that r
+// accepts. anyMu must be held. When keep is true and a message is found,
+// its pair is returned still locked.
+func (in *inbox) scanLocked(r *Request, keep bool) (*pair, int) {
+	var best *pair
+	var bestSeq uint64
+	for _, p := range in.pairList {
+		p.mu.Lock()
+		if i := firstUnexp(&p.unexp, r); i >= 0 {
+			if s := p.unexp.at(i).seq; best == nil || s < bestSeq {
+				best, bestSeq = p, s
+			}
+		}
+		p.mu.Unlock()
+	}
+	if best == nil {
+		return nil, -1
+	}
+	// Senders that reached best since the scan found anyN > 0 and wait
+	// for anyMu, so best's unexpected queue only lost entries to receives
+	// posted concurrently by other goroutines of this rank: search again.
+	best.mu.Lock()
+	i := firstUnexp(&best.unexp, r)
+	if i < 0 {
+		best.mu.Unlock()
+		return in.scanLocked(r, keep)
+	}
+	if !keep {
+		best.mu.Unlock()
+	}
+	return best, i
+}
+
+// peek reports the oldest unexpected message that r (a probe) accepts,
+// without removing it. When none is there and register is true, r is queued
+// as a blocked probe before the locks are released, so no later arrival can
+// be missed.
+func (in *inbox) peek(r *Request, register bool) (Status, bool, error) {
+	if r.peer != AnySource {
+		p := in.pairOf(r.peer)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err := in.ep.w.failure(); err != nil {
+			return Status{}, false, err
+		}
+		if i := firstUnexp(&p.unexp, r); i >= 0 {
+			return p.unexp.at(i).status(), true, nil
+		}
+		if register {
+			r.in, r.pr = in, p
+			p.probes = append(p.probes, r)
+		}
+		return Status{}, false, nil
+	}
+	in.anyMu.Lock()
+	defer in.anyMu.Unlock()
+	if err := in.ep.w.failure(); err != nil {
+		return Status{}, false, err
+	}
+	if register {
+		in.anyN.Add(1)
+	}
+	if p, i := in.scanLocked(r, true); p != nil {
+		st := p.unexp.at(i).status()
+		p.mu.Unlock()
+		if register {
+			in.anyN.Add(-1)
+		}
+		return st, true, nil
+	}
+	if register {
+		r.in, r.pr = in, nil
+		in.anyProbes = append(in.anyProbes, r)
+	}
+	return Status{}, false, nil
+}
+
+func (m *msg) status() Status {
+	return Status{Source: m.src, Tag: m.tag, Count: len(m.data)}
+}
+
+// unqueue removes r (a posted receive, a blocked probe or a queued
+// rendezvous send) from the queue it waits in. It reports false when r is
+// not queued (it matched already, or was never queued).
+func (in *inbox) unqueue(r *Request) bool {
+	if r.kind == kindRecv && r.pr == nil || r.kind == kindProbe && r.pr == nil {
+		in.anyMu.Lock()
+		defer in.anyMu.Unlock()
+		if r.in != in {
+			return false
+		}
+		if r.kind == kindProbe {
+			for i, x := range in.anyProbes {
+				if x == r {
+					in.anyProbes = append(in.anyProbes[:i], in.anyProbes[i+1:]...)
+					in.anyN.Add(-1)
+					return true
+				}
+			}
+			return false
+		}
+		for i, n := 0, in.anyPosted.len(); i < n; i++ {
+			if in.anyPosted.at(i) == r {
+				in.anyPosted.remove(i)
+				in.anyN.Add(-1)
+				return true
+			}
+		}
+		return false
+	}
+	p := r.pr
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.in != in || r.pr != p {
+		return false
+	}
+	switch r.kind {
+	case kindProbe:
+		for i, x := range p.probes {
+			if x == r {
+				p.probes = append(p.probes[:i], p.probes[i+1:]...)
+				return true
+			}
+		}
+	case kindRecv:
+		for i, n := 0, p.posted.len(); i < n; i++ {
+			if p.posted.at(i) == r {
+				p.posted.remove(i)
+				return true
+			}
+		}
+	case kindSend:
+		for i, n := 0, p.unexp.len(); i < n; i++ {
+			if m := p.unexp.at(i); m == r.m && m.sreq == r {
+				p.unexp.remove(i)
+				freeMsg(m)
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package comm
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+)
+
+// The protocols between a sender and the receiver's inbox (shared memory):
+//
+//   - receiver first: the sender finds the posted receive and copies
+//     straight into its buffer (one copy);
+//   - sender first, below the eager limit: the payload is copied into a
+//     pooled buffer under the pair's lock and the send completes at once;
+//   - sender first, at or above the eager limit, and every synchronous
+//     send: rendezvous, the message refers to the sender's buffer, the
+//     receiver copies from it (one copy) and then completes the sender;
+//   - SendOwned: the slice itself is queued or handed to the receive; a
+//     RecvOwned takes it without copying.
+
+// msgPool recycles messages together with their eager storage, one pool
+// per power-of-two size class, so the eager path allocates nothing in
+// steady state. This is the seam where buffer.Pool plugs in.
+var msgPools [40]sync.Pool
+
+func sizeClass(n int) int {
+	if n <= 64 {
+		return 6
+	}
+	return bits.Len(uint(n - 1))
+}
+
+func getMsg() *msg {
+	if m, ok := msgPools[0].Get().(*msg); ok {
+		return m
+	}
+	return new(msg)
+}
+
+// eagerCopy makes m.data a copy of data in pooled storage.
+func (m *msg) eagerCopy(data []byte) {
+	if cap(m.store) < len(data) {
+		c := sizeClass(len(data))
+		var store []byte
+		if s, ok := msgPools[c].Get().(*msg); ok {
+			store, s.store = s.store, m.store // s carries the old storage back
+			freeMsg(s)
+		} else {
+			store = make([]byte, 1<<c)
+		}
+		m.store = store
+	}
+	m.data = m.store[:len(data)]
+	copy(m.data, data)
+}
+
+// freeMsg recycles m into the pool of its storage's size class (class 0:
+// no storage).
+func freeMsg(m *msg) {
+	store := m.store
+	*m = msg{store: store}
+	c := 0
+	if store != nil {
+		c = sizeClass(cap(store))
+	}
+	msgPools[c].Put(m)
+}
+
+// take delivers message m to receive r: type check, copy or handoff,
+// completion of the sender (rendezvous) and of r. Neither is in a queue any
+// more; no lock is held.
+func take(r *Request, m *msg) {
+	st := m.status()
+	var err error
+	switch {
+	case r.typ != Byte && m.typ != r.typ:
+		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, len(m.data), m.typ, r.typ)
+	case r.owned:
+		switch {
+		case m.owned:
+			r.got = m.data
+		case m.store != nil && m.sreq == nil:
+			r.got, m.store = m.data, nil // the eager copy becomes the receiver's
+		default:
+			r.got = append([]byte(nil), m.data...)
+		}
+	case len(m.data) > len(r.buf):
+		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, len(m.data), len(r.buf))
+	default:
+		copy(r.buf, m.data)
+	}
+	if s := m.sreq; s != nil {
+		m.sreq = nil
+		s.complete(Status{}, nil)
+	}
+	r.complete(st, err)
+}
+
+// startSend starts send r towards world rank r.peer.
+func (ep *endpoint) startSend(r *Request) error {
+	in := &ep.w.eps[r.peer].inbox
+	p := in.pairOf(ep.rank)
+	m := getMsg()
+	m.ctx, m.src, m.tag, m.typ, m.data = r.ctx, r.src, r.tag, r.typ, r.buf
+	switch {
+	case r.mode == modeOwned:
+		m.owned = true
+	case r.mode == modeSync || len(r.buf) >= ep.w.eagerLimit:
+		m.sreq = r
+	}
+	var probes []*Request
+	rr, err := in.arrive(p, m, &probes)
+	if err != nil {
+		freeMsg(m)
+		return err
+	}
+	for _, pr := range probes {
+		pr.complete(Status{}, nil)
+	}
+	if rr != nil {
+		sreq := m.sreq
+		m.sreq = nil
+		take(rr, m)
+		freeMsg(m)
+		if sreq == nil {
+			r.complete(Status{}, nil)
+		} else {
+			sreq.complete(Status{}, nil)
+		}
+		return nil
+	}
+	if m.sreq == nil { // queued as an eager copy or a handoff
+		r.complete(Status{}, nil)
+	}
+	return nil
+}
+
+// startRecv posts receive r on this rank's inbox.
+func (ep *endpoint) startRecv(r *Request) error {
+	m, err := ep.inbox.post(r)
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		take(r, m)
+		freeMsg(m)
+	}
+	return nil
+}

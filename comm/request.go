@@ -1,0 +1,336 @@
+package comm
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+type reqKind uint8
+
+const (
+	kindSend reqKind = iota
+	kindRecv
+	kindProbe
+)
+
+func (k reqKind) String() string {
+	switch k {
+	case kindSend:
+		return "send"
+	case kindRecv:
+		return "recv"
+	default:
+		return "probe"
+	}
+}
+
+// sendMode selects the send protocol.
+type sendMode uint8
+
+const (
+	modeStandard sendMode = iota // eager below the limit, rendezvous at or above
+	modeSync                     // completes only once the receive has matched
+	modeOwned                    // the slice itself is handed over
+)
+
+// Request is a non-blocking operation in flight: a send, a receive or (inside
+// mpgo) a blocked probe. Its methods are safe for concurrent use; Wait, Test
+// and Done may be called any number of times and report the same result.
+//
+// A Request is completed exactly once, by whoever removes it from the
+// matching queues (under that queue's lock): a matching peer, Cancel, an
+// abort or the deadlock detector.
+type Request struct {
+	ev event
+	wr waitRec // what a goroutine parked on this request waits for
+
+	kind   reqKind
+	mode   sendMode
+	pooled bool // internal request of a blocking call, recycled after use
+	owned  bool // receive: take the sender's slice instead of copying
+	typ    Type
+	ctx    uint64
+	src    int // receive: requested local source or AnySource; send: sender's local rank
+	tag    int // receive: requested tag or AnyTag
+	to     int // send: destination's rank in the communicator
+	peer   int // world rank of the peer, or AnySource
+	seq    uint64
+	buf    []byte
+	ep     *endpoint // the rank that started it
+	comm   *Comm
+
+	// Where the request waits to be matched (guarded by that queue's lock).
+	in *inbox
+	pr *pair // nil when queued in the inbox's AnySource queue
+	m  *msg  // a rendezvous send: its queued message
+
+	// Results, written before ev fires.
+	st  Status
+	err error
+	got []byte
+
+	// Watchers (Done channels, WaitAny), rarely used: watched is checked
+	// after the event fires, nmu guards the rest.
+	watched  atomic.Bool
+	nmu      sync.Mutex
+	doneCh   chan struct{}
+	watchers []chan<- struct{}
+}
+
+// complete records the result and fires the request. The caller owns r (it
+// removed it from its queue or never queued it). Count is converted from
+// bytes to elements of the request's type.
+func (r *Request) complete(st Status, err error) {
+	if sz := r.typ.Size(); sz > 1 {
+		st.Count /= sz
+	}
+	r.st, r.err = st, err
+	r.ev.fire()
+	if r.watched.Load() {
+		r.notify()
+	}
+}
+
+func (r *Request) notify() {
+	r.nmu.Lock()
+	if r.doneCh != nil {
+		close(r.doneCh)
+		r.doneCh = closedCh
+	}
+	for _, w := range r.watchers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	r.watchers = nil
+	r.nmu.Unlock()
+}
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (r *Request) done() bool { return r.ev.fired.Load() }
+
+// result returns the outcome, with the error wrapped in context.
+func (r *Request) result() (Status, error) {
+	if r.err != nil {
+		return r.st, r.describeErr(r.err)
+	}
+	return r.st, nil
+}
+
+func (r *Request) describeErr(err error) error {
+	switch r.kind {
+	case kindSend:
+		return fmt.Errorf("comm: send to rank %d tag %d: %w", r.to, r.tag, err)
+	case kindRecv:
+		return fmt.Errorf("comm: recv from %s tag %s: %w", rankStr(r.src), tagStr(r.tag), err)
+	default:
+		return fmt.Errorf("comm: probe %s tag %s: %w", rankStr(r.src), tagStr(r.tag), err)
+	}
+}
+
+func rankStr(r int) string {
+	if r == AnySource {
+		return "any source"
+	}
+	return fmt.Sprintf("rank %d", r)
+}
+
+func tagStr(t int) string {
+	if t == AnyTag {
+		return "any"
+	}
+	return fmt.Sprint(t)
+}
+
+// describe names a pending operation for a deadlock report.
+func (r *Request) describe() string {
+	cid := "?"
+	if r.comm != nil {
+		cid = r.comm.String()
+	}
+	switch r.kind {
+	case kindSend:
+		return fmt.Sprintf("send to rank %d tag %d (%d bytes) on %s", r.to, r.tag, len(r.buf), cid)
+	case kindRecv:
+		return fmt.Sprintf("recv from %s tag %s on %s", rankStr(r.src), tagStr(r.tag), cid)
+	default:
+		return fmt.Sprintf("probe %s tag %s on %s", rankStr(r.src), tagStr(r.tag), cid)
+	}
+}
+
+// Wait blocks until the request completes and returns its status. For a
+// receive, Count is in elements of the receive's type.
+func (r *Request) Wait() (Status, error) {
+	if r == nil {
+		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
+	}
+	if !r.ev.poll() {
+		r.ep.park(&r.wr, &r.ev, false)
+	}
+	return r.result()
+}
+
+// Test reports whether the request completed, without blocking; when it has,
+// it returns the status and error as Wait would.
+func (r *Request) Test() (Status, bool, error) {
+	if r == nil {
+		return Status{}, false, fmt.Errorf("comm: test of nil request: %w", ErrArg)
+	}
+	if !r.done() {
+		return Status{}, false, nil
+	}
+	st, err := r.result()
+	return st, true, err
+}
+
+// Done returns a channel that is closed when the request completes, for use
+// in a select statement. Call Wait or Test afterwards for the result.
+func (r *Request) Done() <-chan struct{} {
+	r.nmu.Lock()
+	defer r.nmu.Unlock()
+	if r.doneCh == nil {
+		r.doneCh = make(chan struct{})
+		r.watched.Store(true)
+		if r.done() { // completed before watched was visible
+			close(r.doneCh)
+			r.doneCh = closedCh
+		}
+	}
+	return r.doneCh
+}
+
+// watch registers w to be signalled (non-blocking send) on completion.
+// Reports false when the request has already completed.
+func (r *Request) watch(w chan<- struct{}) bool {
+	r.nmu.Lock()
+	defer r.nmu.Unlock()
+	r.watched.Store(true)
+	if r.done() {
+		return false
+	}
+	r.watchers = append(r.watchers, w)
+	return true
+}
+
+func (r *Request) unwatch(w chan<- struct{}) {
+	r.nmu.Lock()
+	for i, x := range r.watchers {
+		if x == w {
+			r.watchers = append(r.watchers[:i], r.watchers[i+1:]...)
+			break
+		}
+	}
+	r.nmu.Unlock()
+}
+
+// Cancel cancels a receive that has not matched a message yet; Wait then
+// returns an error wrapping [ErrCanceled]. Cancelling a receive that already
+// matched (or completed) does nothing and returns nil: Wait reports the
+// message as usual. Cancelling a send returns [ErrNotSupported] (MPI
+// deprecated it; a standard send may already have been delivered).
+func (r *Request) Cancel() error {
+	if r == nil {
+		return fmt.Errorf("comm: cancel of nil request: %w", ErrArg)
+	}
+	if r.kind == kindSend {
+		return fmt.Errorf("comm: cancel of a send: %w", ErrNotSupported)
+	}
+	r.ep.retract(r, ErrCanceled)
+	return nil
+}
+
+// WaitAll waits for every request and returns the first error among them
+// (in argument order), after all have completed. Nil requests are skipped.
+func WaitAll(rs ...*Request) error {
+	var first error
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		if _, err := r.Wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// WaitAny waits until one of the requests completes and returns its index,
+// status and error. Nil requests are skipped; with none left it returns -1
+// and an error wrapping [ErrArg].
+func WaitAny(rs ...*Request) (int, Status, error) {
+	var ep *endpoint
+	for i, r := range rs {
+		if r == nil {
+			continue
+		}
+		ep = r.ep
+		if r.done() {
+			st, err := r.result()
+			return i, st, err
+		}
+	}
+	if ep == nil {
+		return -1, Status{}, fmt.Errorf("comm: WaitAny of no requests: %w", ErrArg)
+	}
+	w := make(chan struct{}, 1)
+	wr := &waitRec{many: rs}
+	for {
+		for i, r := range rs {
+			if r != nil && !r.watch(w) {
+				for _, x := range rs[:i] {
+					if x != nil {
+						x.unwatch(w)
+					}
+				}
+				st, err := r.result()
+				return i, st, err
+			}
+		}
+		ep.parkChan(wr, w)
+		for _, r := range rs {
+			if r != nil {
+				r.unwatch(w)
+			}
+		}
+		for i, r := range rs {
+			if r != nil && r.done() {
+				st, err := r.result()
+				return i, st, err
+			}
+		}
+	}
+}
+
+// waitRec is what a parked goroutine waits for: one request, or any of
+// several. The deadlock detector reads it.
+type waitRec struct {
+	one  *Request
+	many []*Request
+}
+
+func (w *waitRec) done() bool {
+	if w.one != nil {
+		return w.one.done()
+	}
+	for _, r := range w.many {
+		if r != nil && r.done() {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *waitRec) each(f func(*Request)) {
+	if w.one != nil {
+		f(w.one)
+		return
+	}
+	for _, r := range w.many {
+		if r != nil {
+			f(r)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package comm
+
+import "fmt"
+
+// Wildcards for receives and probes.
+const (
+	// AnySource matches a message from any rank.
+	AnySource = -1
+	// AnyTag matches a message with any tag.
+	AnyTag = -1
+)
+
+// Undefined is the color that makes [Comm.Split] leave the calling rank out
+// of every new communicator.
+const Undefined = -32766
+
+// Status describes a received or probed message.
+type Status struct {
+	Source int // the sender's rank in the communicator
+	Tag    int // the message's tag
+	Count  int // elements of the call's type (bytes for value and byte calls)
+}
+
+func (s Status) String() string {
+	return fmt.Sprintf("{source %d, tag %d, count %d}", s.Source, s.Tag, s.Count)
+}
+
+// Type is the element type a message carries. Typed messages are checked on
+// receipt: a receive of another numeric type fails with [ErrType], a receive
+// of [Byte] gets the raw bytes of any message.
+type Type uint8
+
+// The element types. Int, Uint and Uintptr are 8 bytes wide (mpgo supports
+// 64-bit platforms only).
+const (
+	Byte Type = iota // uint8, and raw bytes of any type on receipt
+	Int8
+	Int16
+	Int32
+	Int64
+	Int
+	Uint16
+	Uint32
+	Uint64
+	Uint
+	Uintptr
+	Float32
+	Float64
+	Complex64
+	Complex128
+	Value // a gob-encoded Go value
+	numTypes
+)
+
+var typeNames = [numTypes]string{"byte", "int8", "int16", "int32", "int64", "int",
+	"uint16", "uint32", "uint64", "uint", "uintptr", "float32", "float64",
+	"complex64", "complex128", "value"}
+
+var typeSizes = [numTypes]int{1, 1, 2, 4, 8, 8, 2, 4, 8, 8, 8, 4, 8, 8, 16, 1}
+
+func (t Type) String() string {
+	if t < numTypes {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
+}
+
+// Size is the width of one element in bytes (1 for Byte and Value).
+func (t Type) Size() int {
+	if t < numTypes {
+		return typeSizes[t]
+	}
+	return 1
+}
+
+// Valid reports whether t is one of the defined types.
+func (t Type) Valid() bool { return t < numTypes }

@@ -1,0 +1,69 @@
+package comm
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"reflect"
+)
+
+// The value path: any Go value that encoding/gob can encode travels as a
+// message of type [Value]. The encoded bytes are handed over (SendOwned), so
+// the only copies are gob's own.
+
+func encodeValue(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		return nil, fmt.Errorf("comm: encode %T: %w: %v", v, ErrArg, err)
+	}
+	return b.Bytes(), nil
+}
+
+func decodeValue(data []byte, ptr any) error {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(ptr); err != nil {
+		return fmt.Errorf("comm: decode into %T: %w: %v", ptr, ErrType, err)
+	}
+	return nil
+}
+
+func checkPtr(ptr any) error {
+	v := reflect.ValueOf(ptr)
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("comm: receive a value into %T: need a non-nil pointer: %w", ptr, ErrArg)
+	}
+	return nil
+}
+
+// SendValue sends v, encoded with encoding/gob, to rank dst.
+func (c *Comm) SendValue(v any, dst, tag int) error {
+	data, err := encodeValue(v)
+	if err != nil {
+		return err
+	}
+	return c.send(data, Value, dst, tag, modeOwned)
+}
+
+// IsendValue starts sending v, encoded with encoding/gob; v is encoded
+// before IsendValue returns, so it may be modified at once.
+func (c *Comm) IsendValue(v any, dst, tag int) (*Request, error) {
+	data, err := encodeValue(v)
+	if err != nil {
+		return nil, err
+	}
+	return c.startSend(data, Value, dst, tag, modeOwned, false)
+}
+
+// RecvValue receives a value sent with SendValue into *ptr (ptr must be a
+// non-nil pointer). Status.Count is the encoded size in bytes. A message
+// that is not a value, or does not decode into *ptr, fails with ErrType and
+// is consumed.
+func (c *Comm) RecvValue(ptr any, src, tag int) (Status, error) {
+	if err := checkPtr(ptr); err != nil {
+		return Status{}, err
+	}
+	data, st, err := c.RecvOwned(Value, src, tag)
+	if err != nil {
+		return st, err
+	}
+	return st, decodeValue(data, ptr)
+}

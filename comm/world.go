@@ -1,0 +1,333 @@
+package comm
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// World is one run's set of ranks that share this process's memory: their
+// inboxes, the abort state and the deadlock detector. The root package's Run
+// creates one per call; nothing is shared between worlds.
+//
+// Safe for concurrent use.
+type World struct {
+	eps        []endpoint
+	eagerLimit int
+
+	state    atomic.Int32 // stateRunning, stateAborted, stateClosed
+	mu       sync.Mutex   // guards deadlock
+	deadlock *DeadlockError
+
+	detector chan struct{} // closed by Close to stop the detector
+	stopped  chan struct{}
+}
+
+const (
+	stateRunning int32 = iota
+	stateAborted
+	stateClosed
+)
+
+// DefaultEagerLimit is the message size (bytes) from which sends use the
+// rendezvous protocol instead of an eager copy.
+const DefaultEagerLimit = 64 << 10
+
+// Config configures a [World].
+type Config struct {
+	// EagerLimit is the protocol switch size in bytes: messages shorter than
+	// it are copied eagerly, longer ones wait for their receive
+	// (rendezvous). Zero means DefaultEagerLimit.
+	EagerLimit int
+	// DetectDeadlock enables the deadlock detector.
+	DetectDeadlock bool
+	// DetectInterval is how often the detector looks (default 5ms).
+	DetectInterval time.Duration
+}
+
+// endpoint is one rank of a world: its inbox and what it is parked on.
+type endpoint struct {
+	w     *World
+	rank  int
+	inbox inbox
+
+	// parks counts the times a goroutine of this rank parked; waiting is
+	// what it is parked on (nil while running). The deadlock detector reads
+	// both; see detect.
+	parks   atomic.Uint64
+	waiting atomic.Pointer[waitRec]
+	done    atomic.Bool // the rank's function returned
+}
+
+// NewWorld creates a world of n ranks.
+func NewWorld(n int, cfg Config) (*World, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("comm: world of %d ranks: %w", n, ErrArg)
+	}
+	if cfg.EagerLimit < 0 {
+		return nil, fmt.Errorf("comm: eager limit %d: %w", cfg.EagerLimit, ErrArg)
+	}
+	if cfg.EagerLimit == 0 {
+		cfg.EagerLimit = DefaultEagerLimit
+	}
+	if cfg.DetectInterval <= 0 {
+		cfg.DetectInterval = 5 * time.Millisecond
+	}
+	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit}
+	for i := range w.eps {
+		ep := &w.eps[i]
+		ep.w, ep.rank = w, i
+		ep.inbox.ep = ep
+	}
+	if cfg.DetectDeadlock {
+		w.detector, w.stopped = make(chan struct{}), make(chan struct{})
+		go w.detect(cfg.DetectInterval)
+	}
+	return w, nil
+}
+
+// Size returns the number of ranks.
+func (w *World) Size() int { return len(w.eps) }
+
+// Comm returns the world communicator of rank r (a new *Comm each call).
+func (w *World) Comm(rank int) *Comm {
+	return newComm(&w.eps[rank], worldContext, rank, len(w.eps), nil, "world")
+}
+
+// failure returns the error operations get once the world stopped running.
+func (w *World) failure() error {
+	switch w.state.Load() {
+	case stateRunning:
+		return nil
+	case stateAborted:
+		return ErrAborted
+	default:
+		return ErrClosed
+	}
+}
+
+// Abort fails every pending and later operation of every rank with
+// ErrAborted. Safe to call more than once.
+func (w *World) Abort() {
+	if w.state.CompareAndSwap(stateRunning, stateAborted) {
+		w.sweep(ErrAborted)
+	}
+}
+
+// Close ends the world: later operations fail with ErrClosed, anything
+// still pending with ErrAborted, and the detector stops. Call it once every
+// rank has returned.
+func (w *World) Close() {
+	if w.state.CompareAndSwap(stateRunning, stateClosed) {
+		w.sweep(ErrAborted)
+	}
+	w.state.Store(stateClosed)
+	if w.detector != nil {
+		close(w.detector)
+		<-w.stopped
+		w.detector = nil
+	}
+}
+
+// RankDone records that rank's function returned: it will not send again.
+func (w *World) RankDone(rank int) { w.eps[rank].done.Store(true) }
+
+// Deadlock returns the deadlock the detector found, or nil.
+func (w *World) Deadlock() *DeadlockError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deadlock
+}
+
+// sweep removes everything from every queue and fails the requests with
+// err. The state is no longer running, so nothing is queued after a queue
+// was swept (queuing checks it under the queue's lock).
+func (w *World) sweep(err error) {
+	var fail []*Request
+	for i := range w.eps {
+		in := &w.eps[i].inbox
+		in.anyMu.Lock()
+		for in.anyPosted.len() > 0 {
+			fail = append(fail, in.anyPosted.remove(0))
+		}
+		fail = append(fail, in.anyProbes...)
+		in.anyProbes = nil
+		in.anyN.Store(0)
+		for _, p := range in.pairList {
+			p.mu.Lock()
+			for p.posted.len() > 0 {
+				fail = append(fail, p.posted.remove(0))
+			}
+			fail = append(fail, p.probes...)
+			p.probes = nil
+			for p.unexp.len() > 0 {
+				m := p.unexp.remove(0)
+				if m.sreq != nil {
+					fail = append(fail, m.sreq)
+				}
+				freeMsg(m)
+			}
+			p.mu.Unlock()
+		}
+		in.anyMu.Unlock()
+	}
+	for _, r := range fail {
+		r.complete(Status{}, err)
+	}
+}
+
+// retract removes r from its queue and completes it with err. Does nothing
+// when r is not queued (it matched already: its matcher completes it).
+func (ep *endpoint) retract(r *Request, err error) bool {
+	in := r.in
+	if in == nil || !in.unqueue(r) {
+		return false
+	}
+	r.complete(Status{}, err)
+	return true
+}
+
+// park blocks the calling goroutine of this rank on e, recording wr for the
+// deadlock detector. consume leaves the event locked for reuse (pooled
+// requests).
+func (ep *endpoint) park(wr *waitRec, e *event, consume bool) {
+	ep.parks.Add(1)
+	ep.waiting.Store(wr)
+	if consume {
+		e.consume()
+	} else {
+		e.park()
+	}
+	ep.waiting.Store(nil)
+}
+
+// parkChan is park for a wait on several requests (WaitAny).
+func (ep *endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
+	ep.parks.Add(1)
+	ep.waiting.Store(wr)
+	<-c
+	ep.waiting.Store(nil)
+}
+
+// detect runs the deadlock detector until Close: a world is deadlocked when
+// every live rank stays parked on an incomplete operation over two
+// consecutive looks at the same park (its parks counter unchanged). All
+// wake-ups come from completions, and a rank parks only on an incomplete
+// operation, so at the instant between the two looks no rank was running
+// and none could complete another's operation.
+func (w *World) detect(every time.Duration) {
+	defer close(w.stopped)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	prev := make([]look, len(w.eps))
+	cur := make([]look, len(w.eps))
+	havePrev := false
+	for {
+		select {
+		case <-w.detector:
+			return
+		case <-t.C:
+		}
+		if w.state.Load() != stateRunning {
+			havePrev = false
+			continue
+		}
+		all, live := true, 0
+		for i := range w.eps {
+			ep := &w.eps[i]
+			if ep.done.Load() {
+				cur[i] = look{}
+				continue
+			}
+			live++
+			p := ep.parks.Load()
+			wr := ep.waiting.Load()
+			if wr == nil || ep.parks.Load() != p || wr.done() {
+				all = false
+				break
+			}
+			cur[i] = look{p, wr}
+		}
+		if !all || live == 0 {
+			havePrev = false
+			continue
+		}
+		if !havePrev || !sameLooks(prev, cur) {
+			prev, cur = cur, prev
+			havePrev = true
+			continue
+		}
+		w.declareDeadlock(cur)
+		havePrev = false
+	}
+}
+
+// look is what the detector saw of one rank.
+type look struct {
+	parks uint64
+	wr    *waitRec
+}
+
+func sameLooks[T comparable](a, b []T) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// declareDeadlock fails the operations the ranks are parked on with
+// ErrDeadlock and records the report.
+func (w *World) declareDeadlock(looks []look) {
+	d := &DeadlockError{}
+	var fail []*Request
+	for i, l := range looks {
+		if l.wr == nil {
+			continue
+		}
+		l.wr.each(func(r *Request) {
+			d.Pending = append(d.Pending, PendingOp{Rank: i, Op: r.describe()})
+			fail = append(fail, r)
+		})
+	}
+	w.mu.Lock()
+	if w.deadlock == nil {
+		w.deadlock = d
+	}
+	w.mu.Unlock()
+	for _, r := range fail {
+		r.ep.retract(r, ErrDeadlock)
+	}
+}
+
+// PendingOp is one blocked operation in a deadlock report.
+type PendingOp struct {
+	Rank int    // the rank in the world
+	Op   string // e.g. "recv from rank 1 tag 7 on world"
+}
+
+// DeadlockError reports a deadlock: every live rank was blocked in mpgo with
+// nothing able to progress. It wraps [ErrDeadlock].
+type DeadlockError struct {
+	Pending []PendingOp
+}
+
+func (e *DeadlockError) Error() string {
+	var b strings.Builder
+	b.WriteString("comm: deadlock: every live rank is blocked:")
+	ops := append([]PendingOp(nil), e.Pending...)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Rank < ops[j].Rank })
+	for _, p := range ops {
+		fmt.Fprintf(&b, "\n  rank %d: %s", p.Rank, p.Op)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrDeadlock.
+func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
+
+var _ error = (*DeadlockError)(nil)

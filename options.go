@@ -1,0 +1,68 @@
+package mpgo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm"
+)
+
+// Option configures a run (see [Run] and [Main]).
+type Option func(*config) error
+
+type config struct {
+	ctx        context.Context
+	eagerLimit int
+	noDeadlock bool
+}
+
+// WithContext ties the run to ctx: when ctx is cancelled every rank's
+// blocked and later operations fail with [comm.ErrAborted] and Run returns
+// an error wrapping both ErrAborted and ctx.Err().
+func WithContext(ctx context.Context) Option {
+	return func(c *config) error {
+		if ctx == nil {
+			return fmt.Errorf("mpgo: WithContext(nil): %w", comm.ErrArg)
+		}
+		c.ctx = ctx
+		return nil
+	}
+}
+
+// WithEagerLimit sets the protocol switch: messages shorter than bytes are
+// copied eagerly and the sender goes on at once; longer ones wait for their
+// receive and are copied once, straight from the sender's buffer
+// (rendezvous). Default [comm.DefaultEagerLimit] (64 KiB).
+func WithEagerLimit(bytes int) Option {
+	return func(c *config) error {
+		if bytes < 0 {
+			return fmt.Errorf("mpgo: WithEagerLimit(%d): %w", bytes, comm.ErrArg)
+		}
+		c.eagerLimit = bytes
+		return nil
+	}
+}
+
+// WithoutDeadlockDetection turns the deadlock detector off. The detector
+// treats a rank as blocked when a goroutine of it is parked in mpgo; a
+// program whose ranks run extra goroutines that call mpgo later, after the
+// rank's own goroutine blocked, may want it off.
+func WithoutDeadlockDetection() Option {
+	return func(c *config) error {
+		c.noDeadlock = true
+		return nil
+	}
+}
+
+func newConfig(opts []Option) (*config, error) {
+	c := &config{ctx: context.Background()}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
