@@ -108,6 +108,7 @@ func (ep *endpoint) startSend(r *Request) error {
 	case r.mode == modeSync || len(r.buf) >= ep.w.eagerLimit:
 		m.sreq = r
 	}
+	waits := m.sreq != nil // m belongs to the receiver once queued
 	var probes []*Request
 	rr, err := in.arrive(p, m, &probes)
 	if err != nil {
@@ -118,18 +119,13 @@ func (ep *endpoint) startSend(r *Request) error {
 		pr.complete(Status{}, nil)
 	}
 	if rr != nil {
-		sreq := m.sreq
-		m.sreq = nil
+		m.sreq = nil // the sender completes itself, below
 		take(rr, m)
 		freeMsg(m)
-		if sreq == nil {
-			r.complete(Status{}, nil)
-		} else {
-			sreq.complete(Status{}, nil)
-		}
+		r.complete(Status{}, nil)
 		return nil
 	}
-	if m.sreq == nil { // queued as an eager copy or a handoff
+	if !waits { // queued as an eager copy or a handoff
 		r.complete(Status{}, nil)
 	}
 	return nil

@@ -1,0 +1,33 @@
+package comm_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+)
+
+// run runs fn on n goroutine ranks and fails the test on error.
+func run(t testing.TB, n int, fn func(w *comm.Comm) error, opts ...mpgo.Option) {
+	t.Helper()
+	if err := mpgo.Run(n, fn, opts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// payload returns n bytes whose first 8 hold v.
+func payload(n int, v uint64) []byte {
+	b := make([]byte, max(n, 8))
+	binary.LittleEndian.PutUint64(b, v)
+	for i := 8; i < len(b); i++ {
+		b[i] = byte(v) + byte(i)
+	}
+	return b[:max(n, 8)]
+}
+
+func val(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// noDetector turns the deadlock detector off, for tests that block on
+// purpose.
+func noDetector() mpgo.Option { return mpgo.WithoutDeadlockDetection() }
