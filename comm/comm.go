@@ -59,8 +59,8 @@ func (c *Comm) worldOf(r int) int {
 
 var reqPool = sync.Pool{New: func() any {
 	r := &Request{pooled: true}
-	r.wr.one = r
 	r.ev.arm()
+	r.ev.wake = make(chan struct{}, 1)
 	return r
 }}
 
@@ -73,7 +73,6 @@ func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
 		r = reqPool.Get().(*Request)
 	} else {
 		r = &Request{}
-		r.wr.one = r
 		r.ev.arm()
 	}
 	r.kind, r.ep, r.comm, r.ctx = kind, c.ep, c, c.ctx
@@ -83,13 +82,11 @@ func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
 // finish waits for a pooled request, returns its outcome and recycles it.
 func (c *Comm) finish(r *Request) (Status, []byte, error) {
 	if !r.ev.poll() {
-		c.ep.park(&r.wr, &r.ev, true)
-	} else {
-		r.ev.consume()
+		c.ep.park(r, true)
 	}
 	st, err := r.result()
 	got := r.got
-	r.ev.rearm() // consume left the event's mutex locked: armed again
+	r.ev.rearm() // the event's mutex is locked again: armed
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, modeStandard
 	r.comm, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
 	reqPool.Put(r)

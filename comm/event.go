@@ -7,70 +7,88 @@ import (
 )
 
 // event is a one-shot completion signal that a goroutine waits on without
-// allocating. Its mutex is held while the event is unfired; fire unlocks it
-// (a sync.Mutex is not tied to the goroutine that locked it), so a waiter
-// that locks it parks on the runtime semaphore until the event fires. The
-// mutex's own slow path spins briefly before parking, and only when other
-// Ps are running and the local run queue is empty: a waiter never burns a
-// core that a runnable rank could use.
+// allocating: an atomic state and a sync.Mutex used as a binary semaphore
+// (a sync.Mutex is not tied to the goroutine that locked it). The mutex is
+// held for as long as nobody sleeps on the event; a waiter that must sleep
+// announces it (armed → sleeping) and blocks in Lock, and fire unlocks it
+// only when it finds a sleeper. So the common cases — the event fires
+// before anyone waits, or while the waiter spins — touch one atomic and no
+// mutex.
 //
 // Invariants:
-//   - fired is set before mu is unlocked, so a waiter that sees fired may
-//     read everything the firer wrote before fire (the atomic is the
-//     happens-before edge; so is the mutex).
-//   - fire is called at most once per arming.
+//   - state moves armed → fired, or armed → sleeping → fired, once per
+//     arming; fire is called once per arming.
+//   - everything the firer wrote before fire happens before a waiter that
+//     observes fired (the atomic swap is the edge).
+//   - mu is locked except between fire's Unlock and the sleeper's Lock;
+//     a sleeper that wakes holds it again, so a consumed event is ready to
+//     rearm.
 //
 // An event must not be copied after arm.
 type event struct {
+	state atomic.Uint32
 	mu    sync.Mutex
-	fired atomic.Bool
+	wake  chan struct{} // if set (pooled requests), sleepers wait here instead of on mu
 }
 
-// arm makes the event unfired. e must be fresh or have been consumed by
-// waitOnce.
-func (e *event) arm() {
-	e.mu.Lock()
-	e.fired.Store(false)
-}
+const (
+	evArmed uint32 = iota
+	evSleeping
+	evFired
+)
 
-// fire marks the event fired and wakes a waiter. Called once per arming.
+// arm prepares a fresh event.
+func (e *event) arm() { e.mu.Lock() }
+
+// fire marks the event fired and wakes a sleeper.
 func (e *event) fire() {
-	e.fired.Store(true)
-	e.mu.Unlock()
+	if e.state.Swap(evFired) == evSleeping {
+		if e.wake != nil {
+			e.wake <- struct{}{}
+			return
+		}
+		e.mu.Unlock()
+	}
 }
 
-// spinChecks is how many times a waiter polls the flag, yielding its P in
-// between, before it considers parking. A short spin catches the common case
-// of a peer that answers within a scheduling quantum (ping-pong), and
-// yielding instead of busy-waiting keeps 64 ranks on 2 cores fair.
-const spinChecks = 4
+func (e *event) fired() bool { return e.state.Load() == evFired }
 
-// poll spins briefly and reports whether the event fired.
+// pollYields is how many times a waiter yields its P before it sleeps.
+// Goroutine ranks that talk to each other tend to share a P (a woken
+// goroutine runs next on its waker's P), so the peer that will complete the
+// operation is usually runnable right behind the waiter: yielding lets it
+// run at once, while busy-waiting would only delay it. A sleeping waiter
+// costs a channel handoff to wake.
+const pollYields = 2
+
+// poll yields briefly and reports whether the event fired.
 func (e *event) poll() bool {
-	for i := 0; i < spinChecks; i++ {
-		if e.fired.Load() {
+	for i := 0; i < pollYields; i++ {
+		if e.fired() {
 			return true
 		}
 		runtime.Gosched()
 	}
-	return e.fired.Load()
+	return e.fired()
 }
 
-// park blocks until the event fires and leaves it fired (any number of
-// goroutines may park on it).
-func (e *event) park() {
-	e.mu.Lock()
-	e.mu.Unlock() //nolint:staticcheck // hand the fired state on to the next waiter
+// sleep blocks until the event fires. With consume (a single waiter, the
+// event is rearmed and reused) the mutex stays locked afterwards; without
+// it the wake-up is passed on to any other sleeper.
+func (e *event) sleep(consume bool) {
+	if e.wake != nil {
+		if e.state.CompareAndSwap(evArmed, evSleeping) {
+			<-e.wake
+		}
+		return
+	}
+	if e.state.CompareAndSwap(evArmed, evSleeping) || e.state.Load() == evSleeping {
+		e.mu.Lock()
+		if !consume {
+			e.mu.Unlock()
+		}
+	}
 }
 
-// consume blocks until the event fires and leaves it armed-ready: the mutex
-// stays locked, so the next arm only resets the flag. Only for an event with
-// a single waiter (pooled requests).
-func (e *event) consume() {
-	e.mu.Lock()
-}
-
-// rearm resets an event after consume.
-func (e *event) rearm() {
-	e.fired.Store(false)
-}
+// rearm resets a consumed event for reuse.
+func (e *event) rearm() { e.state.Store(evArmed) }

@@ -43,7 +43,6 @@ const (
 // abort or the deadlock detector.
 type Request struct {
 	ev event
-	wr waitRec // what a goroutine parked on this request waits for
 
 	kind   reqKind
 	mode   sendMode
@@ -70,12 +69,15 @@ type Request struct {
 	err error
 	got []byte
 
-	// Watchers (Done channels, WaitAny), rarely used: watched is checked
-	// after the event fires, nmu guards the rest.
-	watched  atomic.Bool
-	nmu      sync.Mutex
-	doneCh   chan struct{}
-	watchers []chan<- struct{}
+	// Done channels and WaitAny, rarely used: created on demand.
+	watch atomic.Pointer[watchers]
+}
+
+// watchers are the channels to signal when a request completes.
+type watchers struct {
+	mu     sync.Mutex
+	doneCh chan struct{}
+	list   []chan<- struct{}
 }
 
 // complete records the result and fires the request. The caller owns r (it
@@ -87,30 +89,39 @@ func (r *Request) complete(st Status, err error) {
 	}
 	r.st, r.err = st, err
 	r.ev.fire()
-	if r.watched.Load() {
-		r.notify()
+	if w := r.watch.Load(); w != nil {
+		w.notify()
 	}
 }
 
-func (r *Request) notify() {
-	r.nmu.Lock()
-	if r.doneCh != nil {
-		close(r.doneCh)
-		r.doneCh = closedCh
+func (w *watchers) notify() {
+	w.mu.Lock()
+	if w.doneCh != nil && w.doneCh != closedCh {
+		close(w.doneCh)
+		w.doneCh = closedCh
 	}
-	for _, w := range r.watchers {
+	for _, c := range w.list {
 		select {
-		case w <- struct{}{}:
+		case c <- struct{}{}:
 		default:
 		}
 	}
-	r.watchers = nil
-	r.nmu.Unlock()
+	w.list = nil
+	w.mu.Unlock()
+}
+
+// watchers returns r's watchers, creating them.
+func (r *Request) watchers() *watchers {
+	if w := r.watch.Load(); w != nil {
+		return w
+	}
+	r.watch.CompareAndSwap(nil, new(watchers))
+	return r.watch.Load()
 }
 
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func (r *Request) done() bool { return r.ev.fired.Load() }
+func (r *Request) done() bool { return r.ev.fired() }
 
 // result returns the outcome, with the error wrapped in context.
 func (r *Request) result() (Status, error) {
@@ -168,7 +179,7 @@ func (r *Request) Wait() (Status, error) {
 		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
 	}
 	if !r.ev.poll() {
-		r.ep.park(&r.wr, &r.ev, false)
+		r.ep.park(r, false)
 	}
 	return r.result()
 }
@@ -189,41 +200,42 @@ func (r *Request) Test() (Status, bool, error) {
 // Done returns a channel that is closed when the request completes, for use
 // in a select statement. Call Wait or Test afterwards for the result.
 func (r *Request) Done() <-chan struct{} {
-	r.nmu.Lock()
-	defer r.nmu.Unlock()
-	if r.doneCh == nil {
-		r.doneCh = make(chan struct{})
-		r.watched.Store(true)
-		if r.done() { // completed before watched was visible
-			close(r.doneCh)
-			r.doneCh = closedCh
+	w := r.watchers()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.doneCh == nil {
+		w.doneCh = make(chan struct{})
+		if r.done() { // completed before the watchers were visible
+			close(w.doneCh)
+			w.doneCh = closedCh
 		}
 	}
-	return r.doneCh
+	return w.doneCh
 }
 
-// watch registers w to be signalled (non-blocking send) on completion.
+// addWatch registers c to be signalled (non-blocking send) on completion.
 // Reports false when the request has already completed.
-func (r *Request) watch(w chan<- struct{}) bool {
-	r.nmu.Lock()
-	defer r.nmu.Unlock()
-	r.watched.Store(true)
+func (r *Request) addWatch(c chan<- struct{}) bool {
+	w := r.watchers()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if r.done() {
 		return false
 	}
-	r.watchers = append(r.watchers, w)
+	w.list = append(w.list, c)
 	return true
 }
 
-func (r *Request) unwatch(w chan<- struct{}) {
-	r.nmu.Lock()
-	for i, x := range r.watchers {
-		if x == w {
-			r.watchers = append(r.watchers[:i], r.watchers[i+1:]...)
+func (r *Request) removeWatch(c chan<- struct{}) {
+	w := r.watchers()
+	w.mu.Lock()
+	for i, x := range w.list {
+		if x == c {
+			w.list = append(w.list[:i], w.list[i+1:]...)
 			break
 		}
 	}
-	r.nmu.Unlock()
+	w.mu.Unlock()
 }
 
 // Cancel cancels a receive that has not matched a message yet; Wait then
@@ -279,10 +291,10 @@ func WaitAny(rs ...*Request) (int, Status, error) {
 	wr := &waitRec{many: rs}
 	for {
 		for i, r := range rs {
-			if r != nil && !r.watch(w) {
+			if r != nil && !r.addWatch(w) {
 				for _, x := range rs[:i] {
 					if x != nil {
-						x.unwatch(w)
+						x.removeWatch(w)
 					}
 				}
 				st, err := r.result()
@@ -292,7 +304,7 @@ func WaitAny(rs ...*Request) (int, Status, error) {
 		ep.parkChan(wr, w)
 		for _, r := range rs {
 			if r != nil {
-				r.unwatch(w)
+				r.removeWatch(w)
 			}
 		}
 		for i, r := range rs {

@@ -18,8 +18,9 @@ type World struct {
 	eps        []endpoint
 	eagerLimit int
 
-	state    atomic.Int32 // stateRunning, stateAborted, stateClosed
-	mu       sync.Mutex   // guards deadlock
+	state atomic.Int32 // stateRunning, stateAborted, stateClosed
+
+	mu       sync.Mutex // guards deadlock
 	deadlock *DeadlockError
 
 	detector chan struct{} // closed by Close to stop the detector
@@ -57,9 +58,10 @@ type endpoint struct {
 	// parks counts the times a goroutine of this rank parked; waiting is
 	// what it is parked on (nil while running). The deadlock detector reads
 	// both; see detect.
-	parks   atomic.Uint64
-	waiting atomic.Pointer[waitRec]
-	done    atomic.Bool // the rank's function returned
+	parks    atomic.Uint64
+	waitOne  atomic.Pointer[Request]
+	waitMany atomic.Pointer[waitRec]
+	done     atomic.Bool // the rank's function returned
 }
 
 // NewWorld creates a world of n ranks.
@@ -193,23 +195,19 @@ func (ep *endpoint) retract(r *Request, err error) bool {
 // park blocks the calling goroutine of this rank on e, recording wr for the
 // deadlock detector. consume leaves the event locked for reuse (pooled
 // requests).
-func (ep *endpoint) park(wr *waitRec, e *event, consume bool) {
+func (ep *endpoint) park(r *Request, consume bool) {
 	ep.parks.Add(1)
-	ep.waiting.Store(wr)
-	if consume {
-		e.consume()
-	} else {
-		e.park()
-	}
-	ep.waiting.Store(nil)
+	ep.waitOne.Store(r)
+	r.ev.sleep(consume)
+	ep.waitOne.Store(nil)
 }
 
 // parkChan is park for a wait on several requests (WaitAny).
 func (ep *endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	ep.parks.Add(1)
-	ep.waiting.Store(wr)
+	ep.waitMany.Store(wr)
 	<-c
-	ep.waiting.Store(nil)
+	ep.waitMany.Store(nil)
 }
 
 // detect runs the deadlock detector until Close: a world is deadlocked when
@@ -244,12 +242,15 @@ func (w *World) detect(every time.Duration) {
 			}
 			live++
 			p := ep.parks.Load()
-			wr := ep.waiting.Load()
-			if wr == nil || ep.parks.Load() != p || wr.done() {
+			wr := waitRec{one: ep.waitOne.Load()}
+			if m := ep.waitMany.Load(); m != nil {
+				wr.many = m.many
+			}
+			if wr.one == nil && wr.many == nil || ep.parks.Load() != p || wr.done() {
 				all = false
 				break
 			}
-			cur[i] = look{p, wr}
+			cur[i] = look{p, wr.one, wr.many}
 		}
 		if !all || live == 0 {
 			havePrev = false
@@ -268,12 +269,15 @@ func (w *World) detect(every time.Duration) {
 // look is what the detector saw of one rank.
 type look struct {
 	parks uint64
-	wr    *waitRec
+	one   *Request
+	many  []*Request
 }
 
-func sameLooks[T comparable](a, b []T) bool {
+// sameLooks reports whether two looks saw the same parks (the parks
+// counter identifies a park; the pointers are compared for safety).
+func sameLooks(a, b []look) bool {
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i].parks != b[i].parks || a[i].one != b[i].one || len(a[i].many) != len(b[i].many) {
 			return false
 		}
 	}
@@ -286,10 +290,11 @@ func (w *World) declareDeadlock(looks []look) {
 	d := &DeadlockError{}
 	var fail []*Request
 	for i, l := range looks {
-		if l.wr == nil {
+		wr := waitRec{one: l.one, many: l.many}
+		if wr.one == nil && wr.many == nil {
 			continue
 		}
-		l.wr.each(func(r *Request) {
+		wr.each(func(r *Request) {
 			d.Pending = append(d.Pending, PendingOp{Rank: i, Op: r.describe()})
 			fail = append(fail, r)
 		})
