@@ -238,3 +238,30 @@ func BenchmarkPairs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdleRankMemory reports the memory (heap and stacks) one idle
+// rank costs: 10,000 ranks wait in a Barrier while rank 0 reads the
+// runtime's statistics.
+func BenchmarkIdleRankMemory(b *testing.B) {
+	const n = 10000
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, during runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := mpgo.Run(n, func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil { // every rank has met every peer it will
+				return err
+			}
+			if w.Rank() == 0 {
+				runtime.GC()
+				runtime.ReadMemStats(&during)
+			}
+			return w.Barrier()
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		used := (during.HeapInuse + during.StackInuse) - (before.HeapInuse + before.StackInuse)
+		b.ReportMetric(float64(used)/n, "bytes/rank")
+	}
+}

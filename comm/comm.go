@@ -81,7 +81,7 @@ func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
 
 // finish waits for a pooled request, returns its outcome and recycles it.
 func (c *Comm) finish(r *Request) (Status, []byte, error) {
-	if !r.ev.poll() {
+	if !r.ev.poll(r.ep.w.yields) {
 		c.ep.park(r, true)
 	}
 	st, err := r.result()

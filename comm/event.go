@@ -53,17 +53,20 @@ func (e *event) fire() {
 
 func (e *event) fired() bool { return e.state.Load() == evFired }
 
-// pollYields is how many times a waiter yields its P before it sleeps.
-// Goroutine ranks that talk to each other tend to share a P (a woken
-// goroutine runs next on its waker's P), so the peer that will complete the
-// operation is usually runnable right behind the waiter: yielding lets it
-// run at once, while busy-waiting would only delay it. A sleeping waiter
-// costs a channel handoff to wake.
+// pollYields is how many times a waiter yields its P before it sleeps,
+// while a world has no more ranks than Ps. Goroutine ranks that talk to
+// each other tend to share a P (a woken goroutine runs next on its waker's
+// P), so the peer that will complete the operation is usually runnable
+// right behind the waiter: yielding lets it run at once, while busy-waiting
+// would only delay it. When ranks outnumber Ps, a yield sends the waiter to
+// the back of the global run queue, behind every other rank; sleeping at
+// once is better there: the waker readies the sleeper to run next on its
+// own P, so a pair hands the P back and forth as a channel would.
 const pollYields = 2
 
-// poll yields briefly and reports whether the event fired.
-func (e *event) poll() bool {
-	for i := 0; i < pollYields; i++ {
+// poll yields up to yields times and reports whether the event fired.
+func (e *event) poll(yields int) bool {
+	for i := 0; i < yields; i++ {
 		if e.fired() {
 			return true
 		}

@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 type World struct {
 	eps        []endpoint
 	eagerLimit int
+	yields     int // see pollYields
 
 	state atomic.Int32 // stateRunning, stateAborted, stateClosed
 
@@ -79,6 +81,9 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		cfg.DetectInterval = 5 * time.Millisecond
 	}
 	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit}
+	if n <= runtime.GOMAXPROCS(0) {
+		w.yields = pollYields
+	}
 	for i := range w.eps {
 		ep := &w.eps[i]
 		ep.w, ep.rank = w, i
