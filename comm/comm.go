@@ -203,12 +203,30 @@ func (c *Comm) SendOwned(buf []byte, t Type, dst, tag int) error {
 // Isend starts a standard-mode send. buf must not be modified until the
 // request completes.
 func (c *Comm) Isend(buf []byte, t Type, dst, tag int) (*Request, error) {
-	return c.startSend(buf, t, dst, tag, modeStandard, false)
+	return c.isend(buf, t, dst, tag, modeStandard)
 }
 
 // Issend starts a synchronous-mode send.
 func (c *Comm) Issend(buf []byte, t Type, dst, tag int) (*Request, error) {
-	return c.startSend(buf, t, dst, tag, modeSync, false)
+	return c.isend(buf, t, dst, tag, modeSync)
+}
+
+// isend starts a non-blocking send on a pooled request. A send that
+// completed at once goes back to the pool and the caller gets the shared
+// completedSend; one still in flight becomes the caller's.
+func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode sendMode) (*Request, error) {
+	r, err := c.startSend(buf, t, dst, tag, mode, true)
+	if err != nil {
+		return nil, err
+	}
+	if r.done() && r.err == nil {
+		c.finish(r)
+		return completedSend, nil
+	}
+	// Nobody can sleep on r yet, so it may switch to the mutex wake-up
+	// that any number of waiters can share.
+	r.pooled, r.ev.wake = false, nil
+	return r, nil
 }
 
 // Recv receives a message of type t from src (or AnySource) with tag (or

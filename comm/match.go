@@ -40,8 +40,9 @@ type inbox struct {
 	anyProbes []*Request
 	pairList  []*pair // every pair, for AnySource scans; guarded by anyMu
 
-	pairs atomic.Pointer[xsync.Map[int, *pair]] // by source world rank; created on first use
-	seq   atomic.Uint64
+	pairs  atomic.Pointer[xsync.Map[int, *pair]] // by source world rank; created on first use
+	direct []atomic.Pointer[pair]                // by source world rank, in worlds of up to directPairs ranks
+	seq    atomic.Uint64
 }
 
 // pair is the state between one sending rank and one receiving rank.
@@ -69,15 +70,34 @@ type msg struct {
 	store []byte   // pooled backing store for eager data (cap retained)
 }
 
+// directPairs is the largest world whose inboxes index their pairs in a
+// table (8 bytes a rank per inbox) rather than a concurrent map: a table
+// lookup is an order of magnitude cheaper, and the table of a large world
+// would cost more memory than idle ranks may (size² pointers).
+const directPairs = 256
+
 // pairOf returns the pair for messages from world rank src, creating it.
 func (in *inbox) pairOf(src int) *pair {
-	if m := in.pairs.Load(); m != nil {
+	if in.direct != nil {
+		if p := in.direct[src].Load(); p != nil {
+			return p
+		}
+	} else if m := in.pairs.Load(); m != nil {
 		if p, ok := m.Load(src); ok {
 			return p
 		}
 	}
 	in.anyMu.Lock()
 	defer in.anyMu.Unlock()
+	if in.direct != nil {
+		p := in.direct[src].Load()
+		if p == nil {
+			p = &pair{src: src}
+			in.pairList = append(in.pairList, p)
+			in.direct[src].Store(p)
+		}
+		return p
+	}
 	m := in.pairs.Load()
 	if m == nil {
 		m = xsync.NewMap[int, *pair]()
@@ -141,9 +161,10 @@ func wakeProbes(ps []*Request, m *msg, fired *[]*Request) ([]*Request, int) {
 }
 
 // arrive delivers m from world rank src: it matches the oldest posted
-// receive that accepts it, or is queued as unexpected. It returns the
-// receive that matched (already removed from its queue; the caller
-// completes it) or nil when m was queued. probesFired collects probes to
+// receive that accepts it, or a pooled copy of m is queued as unexpected
+// (m itself may live on the caller's stack). It returns the receive that
+// matched (already removed from its queue; the caller completes it) or nil
+// when the message was queued. probesFired collects probes to
 // complete once the locks are released. Fails with ErrAborted when the
 // world is aborting (m was not queued).
 func (in *inbox) arrive(p *pair, m *msg, probesFired *[]*Request) (*Request, error) {
@@ -178,20 +199,24 @@ func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool, probesFired *[]*Req
 	if i >= 0 {
 		return p.posted.remove(i), nil
 	}
-	m.seq = in.seq.Add(1)
-	if m.sreq == nil && !m.owned {
-		m.eagerCopy(m.data)
+	q := getMsg()
+	store := q.store
+	*q = *m
+	q.store = store
+	q.seq = in.seq.Add(1)
+	if q.sreq == nil && !q.owned {
+		q.eagerCopy(q.data)
 	}
-	p.unexp.push(m)
-	if m.sreq != nil {
-		m.sreq.in, m.sreq.pr, m.sreq.m = in, p, m
+	p.unexp.push(q)
+	if q.sreq != nil {
+		q.sreq.in, q.sreq.pr, q.sreq.m = in, p, q
 	}
 	if len(p.probes) > 0 {
-		p.probes, _ = wakeProbes(p.probes, m, probesFired)
+		p.probes, _ = wakeProbes(p.probes, q, probesFired)
 	}
 	if withAny && len(in.anyProbes) > 0 {
 		var n int
-		in.anyProbes, n = wakeProbes(in.anyProbes, m, probesFired)
+		in.anyProbes, n = wakeProbes(in.anyProbes, q, probesFired)
 		in.anyN.Add(int32(-n))
 	}
 	return nil, nil

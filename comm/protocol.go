@@ -100,19 +100,19 @@ func take(r *Request, m *msg) {
 func (ep *endpoint) startSend(r *Request) error {
 	in := &ep.w.eps[r.peer].inbox
 	p := in.pairOf(ep.rank)
-	m := getMsg()
-	m.ctx, m.src, m.tag, m.typ, m.data = r.ctx, r.src, r.tag, r.typ, r.buf
+	// The envelope lives on the stack; arrive copies it into a pooled msg
+	// only if it has to queue it.
+	m := msg{ctx: r.ctx, src: r.src, tag: r.tag, typ: r.typ, data: r.buf}
 	switch {
 	case r.mode == modeOwned:
 		m.owned = true
 	case r.mode == modeSync || len(r.buf) >= ep.w.eagerLimit:
 		m.sreq = r
 	}
-	waits := m.sreq != nil // m belongs to the receiver once queued
+	waits := m.sreq != nil
 	var probes []*Request
-	rr, err := in.arrive(p, m, &probes)
+	rr, err := in.arrive(p, &m, &probes)
 	if err != nil {
-		freeMsg(m)
 		return err
 	}
 	for _, pr := range probes {
@@ -120,8 +120,7 @@ func (ep *endpoint) startSend(r *Request) error {
 	}
 	if rr != nil {
 		m.sreq = nil // the sender completes itself, below
-		take(rr, m)
-		freeMsg(m)
+		take(rr, &m)
 		r.complete(Status{}, nil)
 		return nil
 	}
@@ -143,3 +142,14 @@ func (ep *endpoint) startRecv(r *Request) error {
 	}
 	return nil
 }
+
+// completedSend is the request Isend returns for a send that completed
+// before Isend returned (an eager copy, a handoff, or a receive that was
+// already posted): it is immutable, so one serves all, and such sends
+// allocate nothing.
+var completedSend = func() *Request {
+	r := &Request{kind: kindSend}
+	r.ev.arm()
+	r.ev.fire()
+	return r
+}()

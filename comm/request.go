@@ -178,7 +178,7 @@ func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
 	}
-	if !r.ev.poll(r.ep.w.yields) {
+	if !r.done() && !r.ev.poll(r.ep.w.yields) {
 		r.ep.park(r, false)
 	}
 	return r.result()

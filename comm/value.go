@@ -50,7 +50,7 @@ func (c *Comm) IsendValue(v any, dst, tag int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.startSend(data, Value, dst, tag, modeOwned, false)
+	return c.isend(data, Value, dst, tag, modeOwned)
 }
 
 // RecvValue receives a value sent with SendValue into *ptr (ptr must be a

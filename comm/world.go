@@ -84,10 +84,14 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
 	}
+
 	for i := range w.eps {
 		ep := &w.eps[i]
 		ep.w, ep.rank = w, i
 		ep.inbox.ep = ep
+		if n <= directPairs {
+			ep.inbox.direct = make([]atomic.Pointer[pair], n)
+		}
 	}
 	if cfg.DetectDeadlock {
 		w.detector, w.stopped = make(chan struct{}), make(chan struct{})
