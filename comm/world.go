@@ -157,6 +157,8 @@ func (w *World) Deadlock() *DeadlockError {
 // err. The state is no longer running, so nothing is queued after a queue
 // was swept (queuing checks it under the queue's lock).
 func (w *World) sweep(err error) {
+	w.mu.Lock() // not while the deadlock detector unqueues
+	defer w.mu.Unlock()
 	var fail []*Request
 	for i := range w.eps {
 		in := &w.eps[i].inbox
@@ -295,26 +297,45 @@ func sameLooks(a, b []look) bool {
 
 // declareDeadlock fails the operations the ranks are parked on with
 // ErrDeadlock and records the report.
+//
+// w.mu keeps an abort's sweep out until the operations are out of their
+// queues: every rank is still parked while they are described and
+// unqueued, so none of them can have been completed and recycled. Only
+// then are they completed: a rank that wakes may go on and reuse its
+// requests.
 func (w *World) declareDeadlock(looks []look) {
+	w.mu.Lock()
+	if w.state.Load() != stateRunning {
+		w.mu.Unlock()
+		return // an abort came first and completes everything
+	}
+	for i, l := range looks {
+		if l.one == nil && l.many == nil {
+			continue
+		}
+		if w.eps[i].parks.Load() != l.parks {
+			w.mu.Unlock()
+			return // woken meanwhile after all
+		}
+	}
 	d := &DeadlockError{}
 	var fail []*Request
 	for i, l := range looks {
 		wr := waitRec{one: l.one, many: l.many}
-		if wr.one == nil && wr.many == nil {
-			continue
-		}
 		wr.each(func(r *Request) {
+			if r.done() || r.in == nil || !r.in.unqueue(r) {
+				return
+			}
 			d.Pending = append(d.Pending, PendingOp{Rank: i, Op: r.describe()})
 			fail = append(fail, r)
 		})
 	}
-	w.mu.Lock()
 	if w.deadlock == nil {
 		w.deadlock = d
 	}
 	w.mu.Unlock()
 	for _, r := range fail {
-		r.ep.retract(r, ErrDeadlock)
+		r.complete(Status{}, ErrDeadlock)
 	}
 }
 

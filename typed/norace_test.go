@@ -1,0 +1,5 @@
+//go:build !race
+
+package typed_test
+
+const raceEnabled = false
