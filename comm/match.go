@@ -65,9 +65,12 @@ type msg struct {
 	typ   Type
 	seq   uint64
 	data  []byte
-	owned bool     // data was handed over by SendOwned
+	owned bool     // data was handed over by SendOwned (or by a device)
 	sreq  *Request // rendezvous: the sender's request; nil once it completed
-	store []byte   // pooled backing store for eager data (cap retained)
+
+	remote Remote // the payload is with a sender in another process
+	size   int    // remote: payload bytes
+	store  []byte // pooled backing store for eager data (cap retained)
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a
@@ -204,7 +207,7 @@ func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool, probesFired *[]*Req
 	*q = *m
 	q.store = store
 	q.seq = in.seq.Add(1)
-	if q.sreq == nil && !q.owned {
+	if q.sreq == nil && !q.owned && q.remote == nil {
 		q.eagerCopy(q.data)
 	}
 	p.unexp.push(q)
@@ -337,7 +340,15 @@ func (in *inbox) peek(r *Request, register bool) (Status, bool, error) {
 }
 
 func (m *msg) status() Status {
-	return Status{Source: m.src, Tag: m.tag, Count: len(m.data)}
+	return Status{Source: m.src, Tag: m.tag, Count: m.len()}
+}
+
+// len is the payload's length in bytes.
+func (m *msg) len() int {
+	if m.remote != nil {
+		return m.size
+	}
+	return len(m.data)
 }
 
 // unqueue removes r (a posted receive, a blocked probe or a queued

@@ -74,7 +74,16 @@ func take(r *Request, m *msg) {
 	var err error
 	switch {
 	case r.typ != Byte && m.typ != r.typ:
-		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, len(m.data), m.typ, r.typ)
+		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, m.len(), m.typ, r.typ)
+	case m.remote != nil && r.owned:
+		r.got = make([]byte, m.size)
+		err = m.remote.Pull(r.got)
+		m.remote = nil
+	case m.remote != nil && m.size <= len(r.buf):
+		err = m.remote.Pull(r.buf[:m.size])
+		m.remote = nil
+	case m.remote != nil:
+		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, m.size, len(r.buf))
 	case r.owned:
 		switch {
 		case m.owned:
@@ -93,11 +102,20 @@ func take(r *Request, m *msg) {
 		m.sreq = nil
 		s.complete(Status{}, nil)
 	}
+	if m.remote != nil { // consumed without its payload: let the sender go
+		if perr := m.remote.Pull(nil); err == nil {
+			err = perr
+		}
+		m.remote = nil
+	}
 	r.complete(st, err)
 }
 
 // startSend starts send r towards world rank r.peer.
 func (ep *endpoint) startSend(r *Request) error {
+	if !ep.w.isLocal(r.peer) {
+		return ep.sendRemote(r)
+	}
 	in := &ep.w.eps[r.peer].inbox
 	p := in.pairOf(ep.rank)
 	// The envelope lives on the stack; arrive copies it into a pooled msg

@@ -18,7 +18,9 @@ import (
 type World struct {
 	eps        []endpoint
 	eagerLimit int
-	yields     int // see pollYields
+	yields     int    // see pollYields
+	dev        Device // nil when every rank is local
+	local      []bool // which world ranks run here; nil: all
 
 	state atomic.Int32 // stateRunning, stateAborted, stateClosed
 
@@ -49,6 +51,13 @@ type Config struct {
 	DetectDeadlock bool
 	// DetectInterval is how often the detector looks (default 5ms).
 	DetectInterval time.Duration
+	// Local lists the world ranks that run in this process (nil: all of
+	// them); the others are reached through Device.
+	Local []int
+	// Device carries messages to the ranks that are not local. Required
+	// when Local leaves ranks out. The deadlock detector sees only this
+	// process, so it is not run with a device.
+	Device Device
 }
 
 // endpoint is one rank of a world: its inbox and what it is parked on.
@@ -77,10 +86,26 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if cfg.EagerLimit == 0 {
 		cfg.EagerLimit = DefaultEagerLimit
 	}
+	var local []bool
+	if cfg.Local != nil {
+		local = make([]bool, n)
+		for _, r := range cfg.Local {
+			if r < 0 || r >= n {
+				return nil, fmt.Errorf("comm: local rank %d of %d: %w", r, n, ErrRank)
+			}
+			local[r] = true
+		}
+		if cfg.Device == nil && len(cfg.Local) < n {
+			return nil, fmt.Errorf("comm: ranks outside this process and no device: %w", ErrArg)
+		}
+	}
+	if cfg.Device != nil {
+		cfg.DetectDeadlock = false
+	}
 	if cfg.DetectInterval <= 0 {
 		cfg.DetectInterval = 5 * time.Millisecond
 	}
-	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit}
+	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
 	}

@@ -1,0 +1,97 @@
+package comm
+
+import "fmt"
+
+// The backend boundary.
+//
+// Every rank's matching (its inbox: posted receives, unexpected messages,
+// probes) lives in the process that runs the rank. A sender in the same
+// process matches directly against the receiver's inbox: that is the whole
+// shared-memory backend, and it needs no Device. A Device carries messages
+// to ranks in other processes (the TCP and RDMA backends): the sending side
+// hands it each message for a remote rank, and the receiving side feeds
+// what arrives into the local inbox with [World.Deliver], where it is
+// matched exactly as a local message would be. Semantics are therefore the
+// same on every backend: the engine decides matching, the device only moves
+// bytes.
+//
+// Large messages are not pushed blindly: the device delivers a [Remote]
+// (request-to-send), and the engine pulls the payload only once a receive
+// matched it, straight into the receive buffer (clear-to-send, then the
+// data; an RDMA write where the fabric allows).
+
+// Device moves messages between this process and ranks that live in other
+// processes. Its methods are called concurrently by every local rank.
+type Device interface {
+	// Send transmits one message from local world rank src to world rank
+	// dst (not a local rank). The
+	// device owns data until it calls done, exactly once, with nil once the
+	// sender may reuse data (for env.Sync: once the remote receive matched)
+	// or with the error that ended the transfer. done must not be called
+	// from inside Send when Send returns an error.
+	Send(src, dst int, env Envelope, data []byte, done func(error)) error
+	// Close releases the device; pending transfers complete with an error.
+	Close() error
+}
+
+// Envelope describes a message as it travels between processes.
+type Envelope struct {
+	Context uint64 // the communicator's context (point-to-point or collective)
+	Source  int    // the sender's rank in that communicator
+	Tag     int
+	Type    Type
+	Len     int  // payload bytes
+	Sync    bool // synchronous send: the sender completes once a receive matched
+}
+
+// Remote is a message whose payload is still with its sender (a
+// rendezvous request, or any synchronous send).
+type Remote interface {
+	// Pull fetches the payload into dst (len(dst) == Envelope.Len) and
+	// tells the sender that its message was received. With dst nil the
+	// payload is discarded (the receive failed with ErrTruncate or ErrType)
+	// and the sender is told all the same. The engine calls Pull once, from
+	// the receiving rank, with no lock held.
+	Pull(dst []byte) error
+}
+
+// Deliver hands the engine a message from world rank src for the local
+// world rank dst, as a device received it. Exactly one of eager (the
+// payload, which the engine owns from now on) and remote is set. It fails
+// with ErrRank when dst is not local, and with ErrAborted or ErrClosed
+// when the world stopped.
+func (w *World) Deliver(src, dst int, env Envelope, eager []byte, remote Remote) error {
+	if src < 0 || src >= len(w.eps) || dst < 0 || dst >= len(w.eps) || !w.isLocal(dst) {
+		return fmt.Errorf("comm: deliver from rank %d to rank %d: %w", src, dst, ErrRank)
+	}
+	if (eager != nil) == (remote != nil) && !(eager == nil && env.Len == 0) {
+		return fmt.Errorf("comm: deliver: need exactly one of eager and remote: %w", ErrArg)
+	}
+	m := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: env.Type,
+		data: eager, owned: true, remote: remote, size: env.Len}
+	if remote != nil {
+		m.owned = false
+	}
+	in := &w.eps[dst].inbox
+	var probes []*Request
+	rr, err := in.arrive(in.pairOf(src), &m, &probes)
+	if err != nil {
+		return err
+	}
+	for _, p := range probes {
+		p.complete(Status{}, nil)
+	}
+	if rr != nil {
+		take(rr, &m)
+	}
+	return nil
+}
+
+// isLocal reports whether world rank r runs in this process.
+func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
+
+// sendRemote hands send r to the device.
+func (ep *endpoint) sendRemote(r *Request) error {
+	env := Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Type: r.typ, Len: len(r.buf), Sync: r.mode == modeSync}
+	return ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) { r.complete(Status{}, err) })
+}
