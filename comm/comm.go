@@ -70,7 +70,9 @@ var reqPool = sync.Pool{New: func() any {
 func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
 	var r *Request
 	if pooled {
-		r = reqPool.Get().(*Request)
+		if r = c.ep.spare.Swap(nil); r == nil {
+			r = reqPool.Get().(*Request)
+		}
 	} else {
 		r = &Request{}
 		r.ev.arm()
@@ -89,7 +91,9 @@ func (c *Comm) finish(r *Request) (Status, []byte, error) {
 	r.ev.rearm() // the event's mutex is locked again: armed
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, modeStandard
 	r.comm, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
-	reqPool.Put(r)
+	if !c.ep.spare.CompareAndSwap(nil, r) {
+		reqPool.Put(r)
+	}
 	return st, got, err
 }
 

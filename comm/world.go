@@ -73,6 +73,11 @@ type endpoint struct {
 	waitOne  atomic.Pointer[Request]
 	waitMany atomic.Pointer[waitRec]
 	done     atomic.Bool // the rank's function returned
+
+	// spare caches one pooled request for this rank's next blocking call:
+	// an atomic swap on the rank's own cache line is cheaper than a
+	// sync.Pool round trip.
+	spare atomic.Pointer[Request]
 }
 
 // NewWorld creates a world of n ranks.
