@@ -3,6 +3,7 @@ package comm
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Comm is a communicator: a group of ranks and a context of its own, so that
@@ -20,13 +21,14 @@ type Comm struct {
 	size  int
 	ranks []int // world rank of each member; nil for the world communicator
 	name  string
-	kids  uint32 // communicators created from this one (Dup, Split)
-	cc    *Comm  // the same communicator on its collective context
+	kids  uint32       // communicators created from this one (Dup, Split)
+	cc    *Comm        // the same communicator on its collective context
+	freed *atomic.Bool // set by Free; shared with cc (see create.go)
 }
 
 // newComm returns a communicator and its collective twin.
 func newComm(ep *endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
-	c := &Comm{ep: ep, ctx: ctx, rank: rank, size: size, ranks: ranks, name: name}
+	c := &Comm{ep: ep, ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: new(atomic.Bool)}
 	cc := *c
 	cc.ctx |= 1
 	c.cc = &cc
@@ -101,6 +103,9 @@ func (c *Comm) usable() error {
 	if c == nil || c.ep == nil {
 		return fmt.Errorf("comm: nil communicator: %w", ErrArg)
 	}
+	if c.freed != nil && c.freed.Load() {
+		return fmt.Errorf("comm: %s was freed: %w", c, ErrClosed)
+	}
 	return c.ep.w.failure()
 }
 
@@ -139,6 +144,9 @@ func (c *Comm) checkRecv(t Type, src, tag int) error {
 // startSend validates and starts a send; the request is pooled for blocking
 // calls.
 func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode sendMode, pooled bool) (*Request, error) {
+	if dst == ProcNull {
+		return c.procNull(kindSend, t, tag, pooled)
+	}
 	if err := c.checkSend(buf, t, dst, tag); err != nil {
 		return nil, err
 	}
@@ -157,6 +165,9 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode sendMode, pooled
 }
 
 func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (*Request, error) {
+	if src == ProcNull {
+		return c.procNull(kindRecv, t, tag, pooled)
+	}
 	if err := c.checkRecv(t, src, tag); err != nil {
 		return nil, err
 	}
