@@ -293,9 +293,24 @@ func (c *Comm) Sendrecv(send []byte, st Type, dst, stag int, recv []byte, rt Typ
 	return s, err
 }
 
+// probeNull is a probe of ProcNull: as MPI says, it finds at once an empty
+// message from ProcNull with tag AnyTag.
+func (c *Comm) probeNull(tag int) (Status, error) {
+	r, err := c.procNull(kindProbe, Byte, tag, true)
+	if err != nil {
+		return Status{}, err
+	}
+	st, _, _ := c.finish(r)
+	return st, nil
+}
+
 // Iprobe reports whether a message from src with tag can be received now,
 // without receiving it. Status.Count is in bytes.
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	if src == ProcNull {
+		st, err := c.probeNull(tag)
+		return st, err == nil, err
+	}
 	if err := c.checkRecv(Byte, src, tag); err != nil {
 		return Status{}, false, err
 	}
@@ -317,6 +332,9 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 // returns its status (Count in bytes) without receiving it: the next
 // matching receive gets that message.
 func (c *Comm) Probe(src, tag int) (Status, error) {
+	if src == ProcNull {
+		return c.probeNull(tag)
+	}
 	if err := c.checkRecv(Byte, src, tag); err != nil {
 		return Status{}, err
 	}

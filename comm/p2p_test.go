@@ -404,3 +404,32 @@ func TestValues(t *testing.T) {
 		return nil
 	})
 }
+
+// ProcNull as MPI defines it: sends and receives succeed at once, probes
+// find an empty message from ProcNull with tag AnyTag.
+func TestProcNullProbeAndValue(t *testing.T) {
+	run(t, 1, func(w *comm.Comm) error {
+		if err := w.Send([]byte("x"), comm.Byte, comm.ProcNull, 3); err != nil {
+			return err
+		}
+		buf := []byte("keep")
+		st, err := w.Recv(buf, comm.Byte, comm.ProcNull, 3)
+		if err != nil || st.Source != comm.ProcNull || st.Tag != comm.AnyTag || st.Count != 0 || string(buf) != "keep" {
+			return fmt.Errorf("Recv(ProcNull) = %v, %v, %q", st, err, buf)
+		}
+		if st, err := w.Probe(comm.ProcNull, comm.AnyTag); err != nil || st.Source != comm.ProcNull {
+			return fmt.Errorf("Probe(ProcNull) = %v, %v", st, err)
+		}
+		if st, ok, err := w.Iprobe(comm.ProcNull, 0); err != nil || !ok || st.Count != 0 {
+			return fmt.Errorf("Iprobe(ProcNull) = %v, %v, %v", st, ok, err)
+		}
+		v := 7
+		if _, err := w.RecvValue(&v, comm.ProcNull, 0); err != nil || v != 7 {
+			return fmt.Errorf("RecvValue(ProcNull) = %v, %d", err, v)
+		}
+		if _, err := w.Probe(comm.ProcNull, -5); !errors.Is(err, comm.ErrTag) {
+			return fmt.Errorf("Probe(ProcNull, -5): %v", err)
+		}
+		return nil
+	})
+}

@@ -62,8 +62,8 @@ func (c *Comm) RecvValue(ptr any, src, tag int) (Status, error) {
 		return Status{}, err
 	}
 	data, st, err := c.RecvOwned(Value, src, tag)
-	if err != nil {
-		return st, err
+	if err != nil || src == ProcNull {
+		return st, err // from ProcNull: nothing arrives, *ptr is left alone
 	}
 	return st, decodeValue(data, ptr)
 }
