@@ -73,13 +73,9 @@ func (w *World) Deliver(src, dst int, env Envelope, eager []byte, remote Remote)
 		m.owned = false
 	}
 	in := &w.eps[dst].inbox
-	var probes []*Request
-	rr, err := in.arrive(in.pairOf(src), &m, &probes)
+	rr, err := in.arrive(in.pairOf(src), &m)
 	if err != nil {
 		return err
-	}
-	for _, p := range probes {
-		p.complete(Status{}, nil)
 	}
 	if rr != nil {
 		take(rr, &m)

@@ -1,6 +1,7 @@
 package comm
 
 import (
+	"github.com/mpgo/mpgo/buffer"
 	"sync"
 	"sync/atomic"
 
@@ -30,7 +31,8 @@ import (
 //     lower seq wins; among pairs' unexpected messages the lower seq wins.
 //   - Pairs are created under anyMu, so a scan under anyMu sees all.
 //   - A request is completed by whoever removed it from its queue, after
-//     releasing the locks.
+//     releasing the locks; blocked probes, which carry no data, are
+//     completed under them.
 type inbox struct {
 	ep *endpoint
 
@@ -68,9 +70,10 @@ type msg struct {
 	owned bool     // data was handed over by SendOwned (or by a device)
 	sreq  *Request // rendezvous: the sender's request; nil once it completed
 
-	remote Remote // the payload is with a sender in another process
-	size   int    // remote: payload bytes
-	store  []byte // pooled backing store for eager data (cap retained)
+	remote Remote       // the payload is with a sender in another process
+	size   int          // remote: payload bytes
+	store  []byte       // the eager copy's block, as the pool returned it
+	pool   *buffer.Pool // where store goes back; nil for heap storage
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a
@@ -145,14 +148,15 @@ func firstUnexp(q *fifo[*msg], r *Request) int {
 	return -1
 }
 
-// wakeProbes completes (and removes) the probes in ps that m satisfies; the
-// probers re-examine the queues themselves. Returns the remaining probes and
-// how many were removed. Locks that guard ps must be held.
-func wakeProbes(ps []*Request, m *msg, fired *[]*Request) ([]*Request, int) {
+// wakeProbes completes (and removes) the probes in ps that m satisfies;
+// the probers re-examine the queues themselves. Returns the remaining
+// probes and how many were removed. The locks that guard ps must be held:
+// completing a probe only fires its event, which never blocks.
+func wakeProbes(ps []*Request, m *msg) ([]*Request, int) {
 	k := 0
 	for _, p := range ps {
 		if m.matchedBy(p) {
-			*fired = append(*fired, p)
+			p.complete(Status{}, nil)
 			continue
 		}
 		ps[k] = p
@@ -167,27 +171,26 @@ func wakeProbes(ps []*Request, m *msg, fired *[]*Request) ([]*Request, int) {
 // receive that accepts it, or a pooled copy of m is queued as unexpected
 // (m itself may live on the caller's stack). It returns the receive that
 // matched (already removed from its queue; the caller completes it) or nil
-// when the message was queued. probesFired collects probes to
-// complete once the locks are released. Fails with ErrAborted when the
+// when the message was queued; probes it satisfies are completed. Fails with ErrAborted when the
 // world is aborting (m was not queued).
-func (in *inbox) arrive(p *pair, m *msg, probesFired *[]*Request) (*Request, error) {
+func (in *inbox) arrive(p *pair, m *msg) (*Request, error) {
 	p.mu.Lock()
 	if in.anyN.Load() == 0 {
-		r, err := in.arriveLocked(p, m, false, probesFired)
+		r, err := in.arriveLocked(p, m, false)
 		p.mu.Unlock()
 		return r, err
 	}
 	p.mu.Unlock()
 	in.anyMu.Lock()
 	p.mu.Lock()
-	r, err := in.arriveLocked(p, m, true, probesFired)
+	r, err := in.arriveLocked(p, m, true)
 	p.mu.Unlock()
 	in.anyMu.Unlock()
 	return r, err
 }
 
 // arriveLocked: p.mu held, and anyMu too when withAny.
-func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool, probesFired *[]*Request) (*Request, error) {
+func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool) (*Request, error) {
 	if err := in.ep.w.failure(); err != nil {
 		return nil, err
 	}
@@ -203,23 +206,21 @@ func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool, probesFired *[]*Req
 		return p.posted.remove(i), nil
 	}
 	q := getMsg()
-	store := q.store
 	*q = *m
-	q.store = store
 	q.seq = in.seq.Add(1)
 	if q.sreq == nil && !q.owned && q.remote == nil {
-		q.eagerCopy(q.data)
+		q.eagerCopy(in.ep.w.pool, q.data)
 	}
 	p.unexp.push(q)
 	if q.sreq != nil {
 		q.sreq.in, q.sreq.pr, q.sreq.m = in, p, q
 	}
 	if len(p.probes) > 0 {
-		p.probes, _ = wakeProbes(p.probes, q, probesFired)
+		p.probes, _ = wakeProbes(p.probes, q)
 	}
 	if withAny && len(in.anyProbes) > 0 {
 		var n int
-		in.anyProbes, n = wakeProbes(in.anyProbes, q, probesFired)
+		in.anyProbes, n = wakeProbes(in.anyProbes, q)
 		in.anyN.Add(int32(-n))
 	}
 	return nil, nil

@@ -282,10 +282,11 @@ func TestDupSplitIsolation(t *testing.T) {
 }
 
 func TestWaitAnyAndDone(t *testing.T) {
+	release := make(chan struct{}) // rank 1 sends only after WaitAny returned
 	run(t, 3, func(w *comm.Comm) error {
 		if w.Rank() != 0 {
 			if w.Rank() == 1 {
-				time.Sleep(10 * time.Millisecond)
+				<-release
 			}
 			return w.Send(payload(8, uint64(w.Rank())), comm.Byte, 0, 0)
 		}
@@ -299,6 +300,7 @@ func TestWaitAnyAndDone(t *testing.T) {
 			return err
 		}
 		i, st, err := comm.WaitAny(nil, r1, r2)
+		close(release)
 		if err != nil || i != 2 || st.Source != 2 || val(b2) != 2 {
 			return fmt.Errorf("WaitAny = %d %v %v", i, st, err)
 		}

@@ -2,7 +2,7 @@ package comm
 
 import (
 	"fmt"
-	"math/bits"
+	"github.com/mpgo/mpgo/buffer"
 	"sync"
 )
 
@@ -18,52 +18,38 @@ import (
 //   - SendOwned: the slice itself is queued or handed to the receive; a
 //     RecvOwned takes it without copying.
 
-// msgPool recycles messages together with their eager storage, one pool
-// per power-of-two size class, so the eager path allocates nothing in
-// steady state. This is the seam where buffer.Pool plugs in.
-var msgPools [40]sync.Pool
+// msgPool recycles message shells; their eager payloads live in the
+// world's buffer.Pool (Knuth's buddy system: one block per queued eager
+// message, returned when the message is received), so the eager path
+// allocates nothing from the Go heap in steady state.
+var msgPool = sync.Pool{New: func() any { return new(msg) }}
 
-func sizeClass(n int) int {
-	if n <= 64 {
-		return 6
-	}
-	return bits.Len(uint(n - 1))
-}
+func getMsg() *msg { return msgPool.Get().(*msg) }
 
-func getMsg() *msg {
-	if m, ok := msgPools[0].Get().(*msg); ok {
-		return m
+// eagerCopy makes m.data a copy of data in a block of pool.
+func (m *msg) eagerCopy(pool *buffer.Pool, data []byte) {
+	if len(data) == 0 {
+		m.data = nil
+		return
 	}
-	return new(msg)
-}
-
-// eagerCopy makes m.data a copy of data in pooled storage.
-func (m *msg) eagerCopy(data []byte) {
-	if cap(m.store) < len(data) {
-		c := sizeClass(len(data))
-		var store []byte
-		if s, ok := msgPools[c].Get().(*msg); ok {
-			store, s.store = s.store, m.store // s carries the old storage back
-			freeMsg(s)
-		} else {
-			store = make([]byte, 1<<c)
-		}
-		m.store = store
+	store, err := pool.Get(len(data))
+	if err != nil { // the pool cannot serve it: fall back to the heap
+		store = make([]byte, len(data))
+	} else {
+		m.pool = pool
 	}
-	m.data = m.store[:len(data)]
+	m.store = store
+	m.data = store[:len(data)]
 	copy(m.data, data)
 }
 
-// freeMsg recycles m into the pool of its storage's size class (class 0:
-// no storage).
+// freeMsg returns m's eager block to its pool and recycles m.
 func freeMsg(m *msg) {
-	store := m.store
-	*m = msg{store: store}
-	c := 0
-	if store != nil {
-		c = sizeClass(cap(store))
+	if m.pool != nil {
+		m.pool.Put(m.store) //nolint:errcheck // the block came from this pool: Put cannot fail
 	}
-	msgPools[c].Put(m)
+	*m = msg{}
+	msgPool.Put(m)
 }
 
 // take delivers message m to receive r: type check, copy or handoff,
@@ -88,8 +74,8 @@ func take(r *Request, m *msg) {
 		switch {
 		case m.owned:
 			r.got = m.data
-		case m.store != nil && m.sreq == nil:
-			r.got, m.store = m.data, nil // the eager copy becomes the receiver's
+		case m.store != nil && m.pool == nil:
+			r.got, m.store = m.data, nil // a heap copy becomes the receiver's
 		default:
 			r.got = append([]byte(nil), m.data...)
 		}
@@ -128,13 +114,9 @@ func (ep *endpoint) startSend(r *Request) error {
 		m.sreq = r
 	}
 	waits := m.sreq != nil
-	var probes []*Request
-	rr, err := in.arrive(p, &m, &probes)
+	rr, err := in.arrive(p, &m)
 	if err != nil {
 		return err
-	}
-	for _, pr := range probes {
-		pr.complete(Status{}, nil)
 	}
 	if rr != nil {
 		m.sreq = nil // the sender completes itself, below

@@ -1,26 +1,37 @@
 package comm
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"reflect"
+
+	"github.com/mpgo/mpgo/buffer"
 )
 
 // The value path: any Go value that encoding/gob can encode travels as a
-// message of type [Value]. The encoded bytes are handed over (SendOwned), so
-// the only copies are gob's own.
+// message of type [Value]: a buffer.Buffer (the mpjbuf layout) whose
+// dynamic part holds the gob encoding. The encoded bytes are handed over
+// (SendOwned), so the only copies are gob's own.
 
 func encodeValue(v any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+	if v == nil {
+		return nil, fmt.Errorf("comm: encode a nil value: %w", ErrArg)
+	}
+	b, err := buffer.NewWriter()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.WriteValue(v); err != nil {
 		return nil, fmt.Errorf("comm: encode %T: %w: %v", v, ErrArg, err)
 	}
-	return b.Bytes(), nil
+	return b.Commit()
 }
 
 func decodeValue(data []byte, ptr any) error {
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(ptr); err != nil {
+	b, err := buffer.NewReader(data)
+	if err == nil {
+		err = b.ReadValue(ptr)
+	}
+	if err != nil {
 		return fmt.Errorf("comm: decode into %T: %w: %v", ptr, ErrType, err)
 	}
 	return nil

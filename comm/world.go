@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"github.com/mpgo/mpgo/buffer"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,9 +19,10 @@ import (
 type World struct {
 	eps        []endpoint
 	eagerLimit int
-	yields     int    // see pollYields
-	dev        Device // nil when every rank is local
-	local      []bool // which world ranks run here; nil: all
+	yields     int          // see pollYields
+	dev        Device       // nil when every rank is local
+	pool       *buffer.Pool // eager copies
+	local      []bool       // which world ranks run here; nil: all
 
 	state atomic.Int32 // stateRunning, stateAborted, stateClosed
 
@@ -110,7 +112,11 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if cfg.DetectInterval <= 0 {
 		cfg.DetectInterval = 5 * time.Millisecond
 	}
-	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local}
+	pool, err := buffer.NewPool(buffer.WithRegionSize(regionFor(cfg.EagerLimit)))
+	if err != nil {
+		return nil, fmt.Errorf("comm: eager pool: %w", err)
+	}
+	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, pool: pool}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
 	}
@@ -171,6 +177,17 @@ func (w *World) Close() {
 		<-w.stopped
 		w.detector = nil
 	}
+	w.pool.Close() //nolint:errcheck // every message was swept: nothing is left in use
+}
+
+// regionFor sizes the eager pool's regions: 8 MiB (the buffer package's
+// default), or enough for 16 messages just under a larger eager limit.
+func regionFor(eagerLimit int) int {
+	r := buffer.DefaultRegionSize
+	for r < 16*eagerLimit && r < 1<<30 {
+		r <<= 1
+	}
+	return r
 }
 
 // RankDone records that rank's function returned: it will not send again.

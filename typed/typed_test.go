@@ -228,3 +228,49 @@ func TestAllocations(t *testing.T) {
 		})
 	}
 }
+
+// Eager messages that arrive before their receive are copied into the
+// world's buffer.Pool: steady state allocates nothing on either side (the
+// runtime's count covers both ranks; rank 1 keeps step with rank 0's
+// AllocsPerRun, which makes one warm-up call and then runs).
+func TestEagerUnexpectedAllocations(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	const runs = 300
+	var allocs float64
+	err := mpgo.Run(2, func(w *comm.Comm) error {
+		c := typed.Of[float64](w)
+		buf := make([]float64, 512) // 4 KiB: eager
+		var err error
+		if w.Rank() == 0 {
+			allocs = testing.AllocsPerRun(runs, func() {
+				if e := c.Send(buf, 1, 1); e != nil {
+					err = e
+				}
+				if _, e := c.Recv(buf[:0], 1, 2); e != nil {
+					err = e
+				}
+			})
+			return err
+		}
+		for i := 0; i < runs+1; i++ {
+			if _, err := c.Probe(0, 1); err != nil { // the message waits as unexpected
+				return err
+			}
+			if _, err := c.Recv(buf, 0, 1); err != nil {
+				return err
+			}
+			if err := c.Send(buf[:0], 0, 2); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs != 0 {
+		t.Errorf("eager unexpected path: %v allocations per message, want 0", allocs)
+	}
+}
