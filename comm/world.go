@@ -24,7 +24,8 @@ type World struct {
 	pool       *buffer.Pool // eager copies
 	local      []bool       // which world ranks run here; nil: all
 
-	state atomic.Int32 // stateRunning, stateAborted, stateClosed
+	state atomic.Int32          // stateRunning, stateAborted, stateClosed
+	cause atomic.Pointer[error] // why the world aborted, when a device said (tcp.go)
 
 	mu       sync.Mutex // guards deadlock
 	deadlock *DeadlockError
@@ -150,6 +151,9 @@ func (w *World) failure() error {
 	case stateRunning:
 		return nil
 	case stateAborted:
+		if c := w.cause.Load(); c != nil {
+			return *c
+		}
 		return ErrAborted
 	default:
 		return ErrClosed
@@ -180,10 +184,12 @@ func (w *World) Close() {
 	w.pool.Close() //nolint:errcheck // every message was swept: nothing is left in use
 }
 
-// regionFor sizes the eager pool's regions: 8 MiB (the buffer package's
-// default), or enough for 16 messages just under a larger eager limit.
+// regionFor sizes the eager pool's regions to hold 16 messages just under
+// the eager limit (1 MiB for the default 64 KiB), at least 64 KiB: a region
+// is allocated, and its pages first touched, the first time a run queues
+// eager messages, so it is kept to what a busy rank pair needs.
 func regionFor(eagerLimit int) int {
-	r := buffer.DefaultRegionSize
+	r := 64 << 10
 	for r < 16*eagerLimit && r < 1<<30 {
 		r <<= 1
 	}
