@@ -83,15 +83,22 @@ func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
 	return r
 }
 
-// finish waits for a pooled request, returns its outcome and recycles it.
-func (c *Comm) finish(r *Request) (Status, []byte, error) {
+// wait waits for a pooled request to complete (it may be called before
+// finish, to read results finish does not return).
+func (c *Comm) wait(r *Request) {
 	if !r.ev.poll(r.ep.w.yields) {
 		c.ep.park(r, true)
 	}
+}
+
+// finish waits for a pooled request, returns its outcome and recycles it.
+func (c *Comm) finish(r *Request) (Status, []byte, error) {
+	c.wait(r)
 	st, err := r.result()
 	got := r.got
 	r.ev.rearm() // the event's mutex is locked again: armed
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, modeStandard
+	r.asBuf, r.gotBuf, r.att = false, nil, nil
 	r.comm, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
 	if !c.ep.spare.CompareAndSwap(nil, r) {
 		reqPool.Put(r)

@@ -67,8 +67,9 @@ type msg struct {
 	typ   Type
 	seq   uint64
 	data  []byte
-	owned bool     // data was handed over by SendOwned (or by a device)
-	sreq  *Request // rendezvous: the sender's request; nil once it completed
+	owned bool        // data was handed over by SendOwned (or by a device)
+	xbuf  *buffer.Buf // data is this Buf's memory, handed over by SendBuf
+	sreq  *Request    // rendezvous: the sender's request; nil once it completed
 
 	remote Remote       // the payload is with a sender in another process
 	size   int          // remote: payload bytes

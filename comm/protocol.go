@@ -45,6 +45,7 @@ func (m *msg) eagerCopy(pool *buffer.Pool, data []byte) {
 
 // freeMsg returns m's eager block to its pool and recycles m.
 func freeMsg(m *msg) {
+	dropBuf(m)
 	if m.pool != nil {
 		m.pool.Put(m.store) //nolint:errcheck // the block came from this pool: Put cannot fail
 	}
@@ -61,6 +62,8 @@ func take(r *Request, m *msg) {
 	switch {
 	case r.typ != Byte && m.typ != r.typ:
 		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, m.len(), m.typ, r.typ)
+	case r.asBuf:
+		err = takeBuf(r, m)
 	case m.remote != nil && r.owned:
 		r.got = make([]byte, m.size)
 		err = m.remote.Pull(r.got)
@@ -72,7 +75,7 @@ func take(r *Request, m *msg) {
 		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, m.size, len(r.buf))
 	case r.owned:
 		switch {
-		case m.owned:
+		case m.owned && m.xbuf == nil:
 			r.got = m.data
 		case m.store != nil && m.pool == nil:
 			r.got, m.store = m.data, nil // a heap copy becomes the receiver's
@@ -94,7 +97,44 @@ func take(r *Request, m *msg) {
 		}
 		m.remote = nil
 	}
+	dropBuf(m) // a handed-over Buf that was copied from is ours to free
 	r.complete(st, err)
+}
+
+// takeBuf delivers m to a RecvBuf: the sender's Buf itself when it sent
+// one, otherwise a Buf from the world's pool holding a copy.
+func takeBuf(r *Request, m *msg) error {
+	if m.xbuf != nil {
+		r.gotBuf, m.xbuf = m.xbuf, nil
+		return r.gotBuf.Done() // in flight no more: the receiver owns it
+	}
+	b, err := r.ep.w.pool.Alloc(m.len())
+	if err != nil {
+		return err
+	}
+	data, _ := b.Bytes()
+	if m.remote != nil {
+		err = m.remote.Pull(data)
+		m.remote = nil
+	} else {
+		copy(data, m.data)
+	}
+	if err != nil {
+		b.Free() //nolint:errcheck // fresh and idle
+		return err
+	}
+	r.gotBuf = b
+	return nil
+}
+
+// dropBuf frees the Buf a message carried once its data has been copied
+// out (or the message was discarded): the sender gave it up.
+func dropBuf(m *msg) {
+	if b := m.xbuf; b != nil {
+		m.xbuf = nil
+		b.Done() //nolint:errcheck // acquired by SendBuf
+		b.Free() //nolint:errcheck // idle now, and nobody else holds it
+	}
 }
 
 // startSend starts send r towards world rank r.peer.
@@ -109,7 +149,7 @@ func (ep *endpoint) startSend(r *Request) error {
 	m := msg{ctx: r.ctx, src: r.src, tag: r.tag, typ: r.typ, data: r.buf}
 	switch {
 	case r.mode == modeOwned:
-		m.owned = true
+		m.owned, m.xbuf = true, r.att
 	case r.mode == modeSync || len(r.buf) >= ep.w.eagerLimit:
 		m.sreq = r
 	}

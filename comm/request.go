@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"github.com/mpgo/mpgo/buffer"
 	"sync"
 	"sync/atomic"
 )
@@ -48,6 +49,7 @@ type Request struct {
 	mode   sendMode
 	pooled bool // internal request of a blocking call, recycled after use
 	owned  bool // receive: take the sender's slice instead of copying
+	asBuf  bool // receive (with owned): deliver a *buffer.Buf
 	typ    Type
 	ctx    uint64
 	src    int // receive: requested local source or AnySource; send: sender's local rank
@@ -65,9 +67,11 @@ type Request struct {
 	m  *msg  // a rendezvous send: its queued message
 
 	// Results, written before ev fires.
-	st  Status
-	err error
-	got []byte
+	st     Status
+	err    error
+	got    []byte
+	gotBuf *buffer.Buf // RecvBuf: the Buf received
+	att    *buffer.Buf // send: the Buf handed over with buf (SendBuf)
 
 	// Done channels and WaitAny, rarely used: created on demand.
 	watch atomic.Pointer[watchers]
