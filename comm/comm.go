@@ -24,6 +24,7 @@ type Comm struct {
 	kids  uint32       // communicators created from this one (Dup, Split)
 	cc    *Comm        // the same communicator on its collective context
 	freed *atomic.Bool // set by Free; shared with cc (see create.go)
+	cst   *collState   // collective settings and shared-memory state (coll.go); nil until used
 }
 
 // newComm returns a communicator and its collective twin.
@@ -231,6 +232,12 @@ func (c *Comm) Isend(buf []byte, t Type, dst, tag int) (*Request, error) {
 // Issend starts a synchronous-mode send.
 func (c *Comm) Issend(buf []byte, t Type, dst, tag int) (*Request, error) {
 	return c.isend(buf, t, dst, tag, modeSync)
+}
+
+// IsendOwned starts a SendOwned: buf is handed over, and the caller must
+// not touch it afterwards.
+func (c *Comm) IsendOwned(buf []byte, t Type, dst, tag int) (*Request, error) {
+	return c.isend(buf, t, dst, tag, modeOwned)
 }
 
 // isend starts a non-blocking send on a pooled request. A send that

@@ -11,9 +11,8 @@ import (
 // never reach. Collectives are called in the same order by every member and
 // messages between a pair are non-overtaking, so one tag per kind suffices.
 const (
-	tagBarrier = 1
-	tagSplit   = 2
-	tagBcast   = 3
+	tagSplit = 2
+	tagBcast = 3
 )
 
 // childContext derives a child communicator's context from its parent's,
@@ -159,22 +158,10 @@ func (c *Comm) bcastBytes(buf []byte, root int) error {
 	return nil
 }
 
-// Barrier blocks until every member of c has called it (the dissemination
-// algorithm of Hensgen, Finkel and Manber: ⌈log2 n⌉ rounds of zero-byte
-// messages, no root).
+// Barrier blocks until every member of c has called it. On members that
+// share memory it is one gate (each rank parks once; the last arriver wakes
+// all); otherwise the dissemination algorithm of Hensgen, Finkel and
+// Manber: ⌈log2 n⌉ rounds of zero-byte messages, no root.
 func (c *Comm) Barrier() error {
-	if err := c.usable(); err != nil {
-		return fmt.Errorf("comm: barrier: %w", err)
-	}
-	cc := c.coll()
-	n := c.size
-	for k := 1; k < n; k <<= 1 {
-		if err := cc.Send(nil, Byte, (c.rank+k)%n, tagBarrier); err != nil {
-			return fmt.Errorf("comm: barrier: %w", err)
-		}
-		if _, err := cc.Recv(nil, Byte, (c.rank-k+n)%n, tagBarrier); err != nil {
-			return fmt.Errorf("comm: barrier: %w", err)
-		}
-	}
-	return nil
+	return c.barrier()
 }

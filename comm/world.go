@@ -81,6 +81,8 @@ type endpoint struct {
 	// an atomic swap on the rank's own cache line is cheaper than a
 	// sync.Pool round trip.
 	spare atomic.Pointer[Request]
+
+	helpers atomic.Int32 // running goroutines of non-blocking collectives: the rank is not blocked (coll_nonblocking.go)
 }
 
 // NewWorld creates a world of n ranks.
@@ -310,7 +312,7 @@ func (w *World) detect(every time.Duration) {
 			if m := ep.waitMany.Load(); m != nil {
 				wr.many = m.many
 			}
-			if wr.one == nil && wr.many == nil || ep.parks.Load() != p || wr.done() {
+			if wr.one == nil && wr.many == nil || ep.parks.Load() != p || wr.done() || ep.helpers.Load() > 0 {
 				all = false
 				break
 			}

@@ -1,0 +1,434 @@
+package comm
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Collective operations (MPI 3.1 chapter 5): Barrier, Bcast, Reduce,
+// Allreduce, Gather(v), Scatter(v), Allgather(v), Alltoall(v),
+// ReduceScatterBlock, Scan, Exscan, the value forms BcastValue and
+// GatherValue, and the non-blocking Ibarrier, Ibcast and Iallreduce.
+//
+// # Contract
+//
+// Every member of a communicator calls its collectives in the same order,
+// one at a time per rank (like Dup and Split). Buffers belong to the call
+// until it returns. Arguments that are invalid on their own (a root out of
+// range, an invalid Type, a nil Op) are rejected before any communication
+// with an error wrapping [ErrRank] or [ErrArg]; they are expected to be the
+// same on every rank. Arguments that can differ between ranks (buffer
+// lengths, counts, the element type, the collective itself) are checked
+// against each other: a mismatch fails with an error wrapping [ErrTruncate]
+// (counts or lengths), [ErrType] (element types) or [ErrArg] (anything
+// else), never with a hang or a silently wrong result. With the
+// shared-memory algorithms every rank sees every rank's arguments and all
+// fail alike. With the point-to-point algorithms the rank that receives
+// inconsistent data fails and goes on with the algorithm, sending poison
+// (a message with a poison tag) instead of data, so every rank whose result
+// depends on the bad input fails too and none waits forever; a rank whose
+// result is complete and correct for its own arguments (the root of a
+// broadcast tree, say) may return nil.
+//
+// # Reduction order
+//
+// Reductions combine contributions in rank order, x0 ∘ x1 ∘ … ∘ xn-1, in a
+// grouping that depends on the algorithm, so an [Op] needs to be
+// associative but not commutative. (Floating-point sums may differ in the
+// last bits from one algorithm to another, as with any MPI.)
+//
+// # Algorithms
+//
+// Two families, chosen at run time (see [Comm.SetAlgorithm] to pin one):
+//
+//   - Shared memory, when every member of the communicator runs in this
+//     process: the ranks publish their buffers in a table they share and
+//     meet at a gate (a barrier whose waiters are woken at once); each rank
+//     then reads the others' buffers directly. Small inputs are first
+//     copied to a staging buffer so that one gate suffices (double
+//     buffered, so the next collective may start at once); large ones are
+//     read in place and a second gate ends the call. Reductions split the
+//     vector into one chunk per rank: each rank reduces its chunk across
+//     every rank's input and writes the result into every rank's output,
+//     one pass over memory, all ranks in parallel.
+//   - Point to point, on any backend: flat trees, binomial trees,
+//     recursive doubling and halving, ring, Bruck, Rabenseifner's
+//     reduce-scatter + allgather, van de Geijn's scatter + allgather
+//     broadcast, pairwise exchange (see [Algorithm]), selected by message
+//     size and rank count as MPICH does.
+
+// Op is a byte-level reduction operator: it combines in into inout
+// element by element, inout[i] = inout[i] ∘ in[i], where inout holds the
+// contribution of the lower-ranked members. Package typed makes one from
+// its typed operators. An Op is called with slices of equal length that
+// hold whole elements and are aligned for the element type; where a long
+// vector is split (among ranks, or into blocks), the pieces start at
+// multiples of 64 bytes from its start, so an element of up to 64 bytes
+// (a divisor of 64) is never cut. An Op must not keep the slices. It may
+// be called from any goroutine of the communicator's ranks, and
+// concurrently with itself on disjoint slices.
+type Op func(inout, in []byte)
+
+// Collective names a collective operation, for [Comm.SetAlgorithm].
+type Collective uint8
+
+// The collectives whose algorithm can be chosen. The v-variants follow
+// their plain collective's setting (with the flat or ring algorithm where
+// the plain one has no v-form), and Exscan follows Scan.
+const (
+	CollBarrier Collective = iota
+	CollBcast
+	CollReduce
+	CollAllreduce
+	CollGather
+	CollScatter
+	CollAllgather
+	CollAlltoall
+	CollReduceScatter
+	CollScan
+	numColls
+)
+
+var collNames = [numColls]string{"barrier", "bcast", "reduce", "allreduce", "gather",
+	"scatter", "allgather", "alltoall", "reduce-scatter", "scan"}
+
+func (k Collective) String() string {
+	if k < numColls {
+		return collNames[k]
+	}
+	return fmt.Sprintf("Collective(%d)", uint8(k))
+}
+
+// Algorithm names a collective algorithm.
+type Algorithm uint8
+
+// The algorithms. [Algorithms] lists those of each collective.
+const (
+	// AlgAuto lets mpgo choose by message size, rank count and backend.
+	AlgAuto Algorithm = iota
+	// AlgSharedMemory: the ranks read and write each other's buffers
+	// directly (all members in this process).
+	AlgSharedMemory
+	// AlgDissemination: Hensgen, Finkel and Manber's barrier, ⌈log2 n⌉
+	// rounds of messages.
+	AlgDissemination
+	// AlgFlat: the root exchanges a message with every other rank.
+	AlgFlat
+	// AlgBinomial: a binomial tree (MPICH's MPIR_Bcast_binomial and kin).
+	AlgBinomial
+	// AlgRecursiveDoubling: log2 n exchanges with partners at doubling
+	// distances (allreduce, scan), with the non-power-of-two fold of
+	// Thakur, Rabenseifner and Gropp (2005).
+	AlgRecursiveDoubling
+	// AlgRecursiveHalving: reduce-scatter by recursive vector halving.
+	AlgRecursiveHalving
+	// AlgRabenseifner: reduce-scatter by recursive halving, then
+	// allgather by recursive doubling (or a gather to the root, for
+	// Reduce): bandwidth-optimal for long vectors.
+	AlgRabenseifner
+	// AlgScatterAllgather: van de Geijn's broadcast, a binomial scatter
+	// followed by a ring allgather.
+	AlgScatterAllgather
+	// AlgRing: n-1 steps around a ring.
+	AlgRing
+	// AlgBruck: Bruck et al.'s ⌈log2 n⌉-step algorithms for allgather and
+	// alltoall (small blocks).
+	AlgBruck
+	// AlgPairwise: n-1 steps, each rank exchanging with one partner.
+	AlgPairwise
+	numAlgs
+)
+
+var algNames = [numAlgs]string{"auto", "shared-memory", "dissemination", "flat", "binomial",
+	"recursive-doubling", "recursive-halving", "rabenseifner", "scatter-allgather", "ring",
+	"bruck", "pairwise"}
+
+func (a Algorithm) String() string {
+	if a < numAlgs {
+		return algNames[a]
+	}
+	return fmt.Sprintf("Algorithm(%d)", uint8(a))
+}
+
+// collAlgs lists the algorithms of each collective, shared memory first.
+var collAlgs = [numColls][]Algorithm{
+	CollBarrier:       {AlgSharedMemory, AlgDissemination},
+	CollBcast:         {AlgSharedMemory, AlgBinomial, AlgScatterAllgather, AlgFlat},
+	CollReduce:        {AlgSharedMemory, AlgBinomial, AlgRabenseifner, AlgFlat},
+	CollAllreduce:     {AlgSharedMemory, AlgRecursiveDoubling, AlgRabenseifner},
+	CollGather:        {AlgSharedMemory, AlgBinomial, AlgFlat},
+	CollScatter:       {AlgSharedMemory, AlgBinomial, AlgFlat},
+	CollAllgather:     {AlgSharedMemory, AlgBruck, AlgRing},
+	CollAlltoall:      {AlgSharedMemory, AlgBruck, AlgPairwise},
+	CollReduceScatter: {AlgSharedMemory, AlgRecursiveHalving},
+	CollScan:          {AlgSharedMemory, AlgRecursiveDoubling},
+}
+
+// Algorithms returns the algorithms that can be chosen for coll with
+// [Comm.SetAlgorithm] (AlgAuto aside), or nil for an unknown collective.
+func Algorithms(coll Collective) []Algorithm {
+	if coll >= numColls {
+		return nil
+	}
+	return append([]Algorithm(nil), collAlgs[coll]...)
+}
+
+// SetAlgorithm pins the algorithm c uses for coll on this rank; AlgAuto
+// restores the automatic choice. Every member must pin the same algorithm
+// (a mismatch fails the collectives, or, between the two families, is
+// reported as a deadlock). It fails with [ErrArg] for an algorithm that coll
+// does not have, and with [ErrNotSupported] for AlgSharedMemory on a
+// communicator whose members do not all run in this process. The setting
+// is c's alone: communicators made from c start with AlgAuto. Like the
+// collectives, it must not be called concurrently with them on c.
+//
+// The non-blocking collectives use the point-to-point algorithm pinned
+// here, or the automatic choice among them.
+func (c *Comm) SetAlgorithm(coll Collective, alg Algorithm) error {
+	if err := c.usable(); err != nil {
+		return fmt.Errorf("comm: set algorithm: %w", err)
+	}
+	if coll >= numColls {
+		return fmt.Errorf("comm: set algorithm for %v: %w", coll, ErrArg)
+	}
+	ok := alg == AlgAuto
+	for _, a := range collAlgs[coll] {
+		ok = ok || a == alg
+	}
+	if !ok {
+		return fmt.Errorf("comm: %v has no %v algorithm: %w", coll, alg, ErrArg)
+	}
+	if alg == AlgSharedMemory && !c.sharedMemory() {
+		return fmt.Errorf("comm: %v on %s: members in other processes: %w", alg, c, ErrNotSupported)
+	}
+	c.state().algs[coll] = alg
+	return nil
+}
+
+// Algorithm returns the algorithm pinned for coll on this rank (AlgAuto
+// when none is).
+func (c *Comm) Algorithm(coll Collective) Algorithm {
+	if c == nil || c.cst == nil || coll >= numColls {
+		return AlgAuto
+	}
+	return c.cst.algs[coll]
+}
+
+// collState is one rank's collective state for a communicator: settings,
+// the shared-memory table and the caches. Only the rank's goroutine that
+// calls c's collectives uses it (collectives are called one at a time).
+type collState struct {
+	algs  [numColls]Algorithm
+	local int8 // sharedMemory: 0 not known yet, 1 yes, -1 no
+
+	shm      *shmComm // nil until the first shared-memory collective
+	gen      uint64   // shared-memory collectives so far: parity selects slots and staging
+	stage    [2][]byte
+	gateComm *Comm // c's collective context, named for deadlock reports
+
+	scratch []byte // point-to-point algorithms' working memory, kept while small
+}
+
+func (c *Comm) state() *collState {
+	if c.cst == nil {
+		c.cst = &collState{}
+	}
+	return c.cst
+}
+
+// sharedMemory reports whether every member of c runs in this process, so
+// that the shared-memory algorithms may read their buffers.
+func (c *Comm) sharedMemory() bool {
+	st := c.state()
+	if st.local == 0 {
+		st.local = 1
+		for i := 0; i < c.size; i++ {
+			if !c.ep.w.isLocal(c.worldOf(i)) {
+				st.local = -1
+				break
+			}
+		}
+	}
+	return st.local > 0
+}
+
+// pick returns the algorithm for coll: the pinned one, else shared memory
+// where the members share it, else auto(), the point-to-point choice by
+// size and rank count. The shared-memory family wins at every size when
+// ranks are goroutines (it wakes each rank once per gate instead of once
+// per message), and choosing it whatever the size keeps ranks that disagree
+// on a count within one family, where the mismatch is reported.
+func (c *Comm) pick(coll Collective, auto func() Algorithm) Algorithm {
+	if a := c.state().algs[coll]; a != AlgAuto {
+		return a
+	}
+	if c.sharedMemory() {
+		return AlgSharedMemory
+	}
+	return auto()
+}
+
+// pickP2P is pick for the non-blocking collectives, which run only
+// point-to-point algorithms.
+func (c *Comm) pickP2P(coll Collective, auto func() Algorithm) Algorithm {
+	if a := c.state().algs[coll]; a != AlgAuto && a != AlgSharedMemory {
+		return a
+	}
+	return auto()
+}
+
+// Tags on the collective context (ctx|1). The range 100–199 belongs to the
+// collectives in this package's coll_*.go files. One tag per algorithm step
+// lets a receiver see that its peer runs another collective or algorithm.
+const (
+	tagCollSetup   = 100 // shared-memory table: rank 0 hands it to every rank
+	tagCollGate    = 101 // the posted request ranks wait on at a gate
+	tagCollNBDone  = 102 // a non-blocking collective's request
+	tagDissem      = 103
+	tagBcastBinom  = 110
+	tagBcastSAG    = 111 // scatter phase; the ring uses tagBcastRing
+	tagBcastRing   = 112
+	tagBcastFlat   = 113
+	tagReduceBinom = 120
+	tagReduceHop   = 121 // from rank 0 to the root
+	tagReduceFlat  = 122
+	tagRedFold     = 123 // non-power-of-two fold and unfold
+	tagRedRD       = 124
+	tagRedHalving  = 125
+	tagRedDoubling = 126
+	tagRedToRoot   = 127
+	tagRedPermute  = 128
+	tagGatherFlat  = 130
+	tagGatherBinom = 131
+	tagScatFlat    = 132
+	tagScatBinom   = 133
+	tagAllgRing    = 140
+	tagAllgBruck   = 141
+	tagA2APair     = 142
+	tagA2ABruck    = 143
+	tagScan        = 150
+	tagExscan      = 151
+	tagValue       = 160
+	tagGatherValue = 161
+	tagPoison      = 190 // 190–194: poison, by the class of the failure (poisonTag)
+)
+
+// colorNonBlocking derives the private context of a non-blocking
+// collective from its parent's (see childContext and agree.go's colors).
+const colorNonBlocking = -20
+
+// Collective checks that do not communicate.
+
+func (c *Comm) collUsable(what string) error {
+	if err := c.usable(); err != nil {
+		return fmt.Errorf("comm: %s: %w", what, err)
+	}
+	return nil
+}
+
+func checkType(what string, t Type) error {
+	if !t.Valid() || t == Value {
+		return fmt.Errorf("comm: %s of %v: %w", what, t, ErrArg)
+	}
+	return nil
+}
+
+func (c *Comm) checkRoot(what string, root int) error {
+	if root < 0 || root >= c.size {
+		return fmt.Errorf("comm: %s with root %d of %d: %w", what, root, c.size, ErrRank)
+	}
+	return nil
+}
+
+// whole reports an error unless b holds whole elements of t.
+func whole(what, name string, b []byte, t Type) error {
+	if len(b)%t.Size() != 0 {
+		return fmt.Errorf("comm: %s: %s of %d bytes is not a whole number of %v: %w", what, name, len(b), t, ErrArg)
+	}
+	return nil
+}
+
+// same reports whether a and b are the same slice (in place, MPI_IN_PLACE).
+func same(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
+// overlap reports whether a and b share memory.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
+}
+
+// checkVector checks a (counts, displs) pair in elements against a buffer of
+// blen bytes and returns byte offsets (off[i], off[i]+n[i]): displs nil
+// means packed in rank order.
+func checkVector(what, name string, counts, displs []int, size, blen, esz int) (off, n []int, err error) {
+	if len(counts) != size || displs != nil && len(displs) != size {
+		return nil, nil, fmt.Errorf("comm: %s: %s of %d counts and %d displacements for %d ranks: %w",
+			what, name, len(counts), len(displs), size, ErrArg)
+	}
+	off, n = make([]int, size), make([]int, size)
+	at := 0
+	for i, k := range counts {
+		d := at
+		if displs != nil {
+			d = displs[i]
+		}
+		if k < 0 || d < 0 {
+			return nil, nil, fmt.Errorf("comm: %s: %s: count %d at displacement %d for rank %d: %w", what, name, k, d, i, ErrArg)
+		}
+		off[i], n[i] = d*esz, k*esz
+		if off[i]+n[i] > blen {
+			return nil, nil, fmt.Errorf("comm: %s: %s: %d elements at %d for rank %d overrun a buffer of %d: %w",
+				what, name, k, d, i, blen/esz, ErrTruncate)
+		}
+		at = d + k
+	}
+	return off, n, nil
+}
+
+// splitAt returns parts+1 offsets that cut n bytes into parts nearly equal
+// pieces at multiples of align.
+func splitAt(n, parts, align int) []int {
+	off := make([]int, parts+1)
+	units := (n + align - 1) / align
+	for i := 0; i <= parts; i++ {
+		off[i] = min(n, units*i/parts*align)
+	}
+	return off
+}
+
+// alignedBytes returns n bytes aligned to 8 (for every element type).
+func alignedBytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	w := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), n)
+}
+
+// maxCachedScratch bounds the working memory a rank keeps between calls.
+const maxCachedScratch = 1 << 20
+
+// scratch returns working memory for k buffers of n bytes each, each at a
+// multiple of 64 bytes. It is the caller's until its next collective on c.
+func (c *Comm) scratch(k, n int) [][]byte {
+	stride := (n + 63) &^ 63
+	var b []byte
+	if st := c.state(); k*stride <= maxCachedScratch {
+		if len(st.scratch) < k*stride {
+			st.scratch = alignedBytes(max(k*stride, 4096))
+		}
+		b = st.scratch
+	} else {
+		b = alignedBytes(k * stride)
+	}
+	out := make([][]byte, k)
+	for i := range out {
+		out[i] = b[i*stride : i*stride+n : i*stride+n]
+	}
+	return out
+}

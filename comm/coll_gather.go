@@ -1,0 +1,445 @@
+package comm
+
+import "fmt"
+
+// Gather collects every member's send, elements of type t, into root's
+// recv, rank i's at block i (recv holds at least Size·len(send) bytes; it
+// is ignored elsewhere). In place, the root passes send and recv as the
+// same slice, with its own block already in place. Every member must send
+// the same length.
+func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
+	const what = "gather"
+	if err := c.checkRooted(what, t, root); err != nil {
+		return err
+	}
+	n, me := c.size, c.rank
+	local := whole(what, "send buffer", send, t)
+	inPlace := me == root && same(send, recv)
+	if inPlace {
+		if len(recv)%n != 0 && local == nil {
+			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
+		}
+		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
+	}
+	k := len(send)
+	if me == root && local == nil && !inPlace {
+		local = checkGathered(what, "receive", send, recv, n*k)
+	}
+	if me == root && local != nil {
+		recv, inPlace = alignedBytes(n*k), false
+	}
+	if n == 1 {
+		if local == nil && !inPlace {
+			copy(recv, send)
+		}
+		return local
+	}
+	alg := c.pick(CollGather, func() Algorithm { return autoRooted(k) })
+	if alg == AlgSharedMemory {
+		return c.gatherShm(what, kGather, send, recv, nil, nil, t, root, inPlace, local)
+	}
+	x := c.call(what, t, nil)
+	if local != nil {
+		x.fail(local)
+	}
+	if alg == AlgBinomial {
+		x.gatherBinomial(send, recv, k, root)
+	} else {
+		off, cnt := make([]int, n), make([]int, n)
+		for i := range off {
+			off[i], cnt[i] = i*k, k
+		}
+		x.gatherFlat(send, recv, off, cnt, root, inPlace)
+	}
+	return x.result()
+}
+
+// Gatherv is Gather with a count per rank: rank i's send (counts[i]
+// elements) goes to root's recv at displs[i] elements (displs nil: packed
+// in rank order). counts and displs are read at the root only. In place,
+// the root's send and recv are the same slice, its block already in place.
+func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int) error {
+	const what = "gatherv"
+	if err := c.checkRooted(what, t, root); err != nil {
+		return err
+	}
+	n, me := c.size, c.rank
+	local := whole(what, "send buffer", send, t)
+	inPlace := me == root && same(send, recv)
+	var off, cnt []int
+	if me == root {
+		var err error
+		off, cnt, err = checkVector(what, "receive", counts, displs, n, len(recv), t.Size())
+		if local == nil {
+			local = err
+		}
+		switch {
+		case err != nil:
+			off, cnt = make([]int, n), make([]int, n)
+			recv, inPlace = nil, false
+		case inPlace:
+			send = recv[off[me] : off[me]+cnt[me]]
+		case overlap(send, recv) && local == nil:
+			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
+		}
+	}
+	if n == 1 {
+		if local == nil && !inPlace {
+			if len(send) != cnt[0] {
+				return fmt.Errorf("comm: %s: %d bytes to send, count %d: %w", what, len(send), cnt[0], ErrTruncate)
+			}
+			copy(recv[off[0]:], send)
+		}
+		return local
+	}
+	alg := c.pick(CollGather, func() Algorithm { return AlgFlat })
+	if alg == AlgSharedMemory {
+		return c.gatherShm(what, kGatherv, send, recv, off, cnt, t, root, inPlace, local)
+	}
+	x := c.call(what, t, nil)
+	if local != nil {
+		x.fail(local)
+	}
+	x.gatherFlat(send, recv, off, cnt, root, inPlace)
+	return x.result()
+}
+
+// Scatter hands block i of root's send (Size blocks of len(recv) bytes)
+// to rank i's recv (send is ignored elsewhere). In place, the root passes
+// send and recv as the same slice and its own block stays where it is.
+// Every member must receive the same length.
+func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
+	const what = "scatter"
+	if err := c.checkRooted(what, t, root); err != nil {
+		return err
+	}
+	n, me := c.size, c.rank
+	local := whole(what, "receive buffer", recv, t)
+	inPlace := me == root && same(send, recv)
+	if me == root {
+		switch {
+		case len(send)%n != 0:
+			if local == nil {
+				local = fmt.Errorf("comm: %s: %d bytes to send is not %d blocks: %w", what, len(send), n, ErrArg)
+			}
+		case inPlace:
+			recv = send[me*(len(send)/n) : (me+1)*(len(send)/n)]
+		case local == nil:
+			local = checkGathered(what, "send", recv, send, n*len(recv))
+		}
+		if local != nil {
+			send, inPlace = alignedBytes(n*len(recv)), false
+		}
+	}
+	if n == 1 {
+		if local == nil && !inPlace {
+			copy(recv, send)
+		}
+		return local
+	}
+	alg := c.pick(CollScatter, func() Algorithm { return autoRooted(len(recv)) })
+	if alg == AlgSharedMemory {
+		return c.scatterShm(what, kScatter, send, recv, nil, nil, t, root, inPlace, local)
+	}
+	x := c.call(what, t, nil)
+	if local != nil {
+		x.fail(local)
+	}
+	if alg == AlgBinomial {
+		x.scatterBinomial(send, recv, len(recv), root)
+	} else {
+		k := len(recv)
+		off, cnt := make([]int, n), make([]int, n)
+		for i := range off {
+			off[i], cnt[i] = i*k, k
+		}
+		x.scatterFlat(send, recv, off, cnt, root, inPlace)
+	}
+	return x.result()
+}
+
+// Scatterv is Scatter with a count per rank: rank i gets counts[i]
+// elements of root's send from displs[i] (nil: packed). counts and displs
+// are read at the root only; each rank's recv must hold exactly its count.
+func (c *Comm) Scatterv(send []byte, counts, displs []int, recv []byte, t Type, root int) error {
+	const what = "scatterv"
+	if err := c.checkRooted(what, t, root); err != nil {
+		return err
+	}
+	n, me := c.size, c.rank
+	local := whole(what, "receive buffer", recv, t)
+	inPlace := me == root && same(send, recv)
+	var off, cnt []int
+	if me == root {
+		var err error
+		off, cnt, err = checkVector(what, "send", counts, displs, n, len(send), t.Size())
+		if local == nil {
+			local = err
+		}
+		switch {
+		case err != nil:
+			off, cnt = make([]int, n), make([]int, n)
+			send, inPlace = nil, false
+		case inPlace:
+			recv = send[off[me] : off[me]+cnt[me]]
+		case overlap(send, recv) && local == nil:
+			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
+		}
+	}
+	if n == 1 {
+		if local == nil && !inPlace {
+			if len(recv) != cnt[0] {
+				return fmt.Errorf("comm: %s: receive buffer of %d bytes, count %d: %w", what, len(recv), cnt[0], ErrTruncate)
+			}
+			copy(recv, send[off[0]:])
+		}
+		return local
+	}
+	alg := c.pick(CollScatter, func() Algorithm { return AlgFlat })
+	if alg == AlgSharedMemory {
+		return c.scatterShm(what, kScatterv, send, recv, off, cnt, t, root, inPlace, local)
+	}
+	x := c.call(what, t, nil)
+	if local != nil {
+		x.fail(local)
+	}
+	x.scatterFlat(send, recv, off, cnt, root, inPlace)
+	return x.result()
+}
+
+func (c *Comm) checkRooted(what string, t Type, root int) error {
+	if err := c.collUsable(what); err != nil {
+		return err
+	}
+	if err := checkType(what, t); err != nil {
+		return err
+	}
+	return c.checkRoot(what, root)
+}
+
+// checkGathered checks the root's buffer of all blocks (whole, need bytes)
+// against its own block (mine).
+func checkGathered(what, name string, mine, whole []byte, need int) error {
+	if len(whole) < need {
+		return fmt.Errorf("comm: %s: %s buffer of %d bytes, %d needed: %w", what, name, len(whole), need, ErrTruncate)
+	}
+	if overlap(mine, whole) {
+		return fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
+	}
+	return nil
+}
+
+// autoRooted: binomial trees for small blocks, where latency dominates;
+// the flat algorithm for large ones, whose messages all move at once.
+func autoRooted(k int) Algorithm {
+	if k < 2<<10 {
+		return AlgBinomial
+	}
+	return AlgFlat
+}
+
+// gatherShm: each rank publishes its block (staged when small); the root
+// copies staged blocks, and ranks with large blocks write theirs straight
+// into the root's buffer.
+func (c *Comm) gatherShm(what string, kind collKind, send, recv []byte, off, cnt []int, t Type, root int, inPlace bool, local error) error {
+	me := c.rank
+	sl := shmSlot{kind: kind, root: root, t: t, a: send, err: local}
+	if me == root {
+		sl.b, sl.off, sl.cnt = recv, off, cnt
+	}
+	if len(send) <= stageLimit {
+		sl.kind |= kStaged
+		if !inPlace {
+			sl.a = c.stageInput(send)
+		}
+	} else {
+		sl.kind |= kDirect
+	}
+	x, err := c.shmStart(what, sl)
+	if err != nil {
+		return err
+	}
+	rs := &x.slots[root]
+	at := func(i int) (int, int) {
+		if kind == kGather {
+			k := len(rs.a)
+			return i * k, k
+		}
+		return rs.off[i], rs.cnt[i]
+	}
+	if x.err == nil {
+		for i := range x.slots {
+			if _, n := at(i); len(x.slots[i].a) != n {
+				x.err = fmt.Errorf("comm: %s: rank %d sends %d bytes, the root expects %d: %w",
+					what, i, len(x.slots[i].a), n, ErrTruncate)
+				break
+			}
+		}
+	}
+	if x.err == nil {
+		for i := range x.slots {
+			sl := &x.slots[i]
+			o, n := at(i)
+			switch {
+			case i == root && inPlace && me == root:
+			case sl.kind&kStaged != 0 && me == root, sl.kind&kDirect != 0 && i == me:
+				copy(rs.b[o:o+n], sl.a)
+			}
+		}
+	}
+	return x.finish()
+}
+
+// scatterShm: the root publishes its buffer (staged when small) and every
+// rank copies its own block out.
+func (c *Comm) scatterShm(what string, kind collKind, send, recv []byte, off, cnt []int, t Type, root int, inPlace bool, local error) error {
+	me := c.rank
+	sl := shmSlot{kind: kind, root: root, t: t, b: recv, err: local}
+	if me == root {
+		sl.a, sl.off, sl.cnt = send, off, cnt
+		if len(send) <= stageLimit {
+			sl.kind |= kStaged
+			sl.a = c.stageInput(send)
+		} else {
+			sl.kind |= kDirect
+		}
+	}
+	x, err := c.shmStart(what, sl)
+	if err != nil {
+		return err
+	}
+	rs := &x.slots[root]
+	at := func(i int) (int, int) {
+		if kind == kScatter {
+			k := len(rs.a) / c.size
+			return i * k, k
+		}
+		return rs.off[i], rs.cnt[i]
+	}
+	if x.err == nil {
+		for i := range x.slots {
+			if _, n := at(i); len(x.slots[i].b) != n {
+				x.err = fmt.Errorf("comm: %s: rank %d receives %d bytes, the root sends %d: %w",
+					what, i, len(x.slots[i].b), n, ErrTruncate)
+				break
+			}
+		}
+	}
+	if x.err == nil && !(me == root && inPlace) {
+		o, n := at(me)
+		copy(recv, rs.a[o:o+n])
+	}
+	return x.finish()
+}
+
+// gatherFlat: the root posts a receive per rank, straight into its buffer,
+// and waits for all; with large blocks the senders' copies proceed in
+// parallel.
+func (x *collCall) gatherFlat(send, recv []byte, off, cnt []int, root int, inPlace bool) {
+	me := x.c.rank
+	if me != root {
+		x.send(send, root, tagGatherFlat)
+		return
+	}
+	for i := range off {
+		if i != me {
+			x.irecv(recv[off[i]:off[i]+cnt[i]], i, tagGatherFlat)
+		}
+	}
+	if !inPlace {
+		if len(send) != cnt[me] {
+			x.fail(fmt.Errorf("comm: %s: %d bytes to send, count %d: %w", x.what, len(send), cnt[me], ErrTruncate))
+		} else {
+			copy(recv[off[me]:], send)
+		}
+	}
+	x.waitAll()
+}
+
+// scatterFlat: the root sends every block at once.
+func (x *collCall) scatterFlat(send, recv []byte, off, cnt []int, root int, inPlace bool) {
+	me := x.c.rank
+	if me != root {
+		x.recv(recv, root, tagScatFlat)
+		return
+	}
+	for i := range off {
+		if i != me {
+			x.isend(send[off[i]:off[i]+cnt[i]], i, tagScatFlat)
+		}
+	}
+	if !inPlace {
+		if len(recv) != cnt[me] {
+			x.fail(fmt.Errorf("comm: %s: receive buffer of %d bytes, count %d: %w", x.what, len(recv), cnt[me], ErrTruncate))
+		} else {
+			copy(recv, send[off[me]:off[me]+cnt[me]])
+		}
+	}
+	x.waitAll()
+}
+
+// gatherBinomial is MPICH's MPIR_Gather_intra_binomial: in relative ranks
+// (root 0), each rank collects its subtree's blocks in order, its own
+// first, and hands them to its parent in one message.
+func (x *collCall) gatherBinomial(send, recv []byte, k, root int) {
+	n, me := x.c.size, x.c.rank
+	vr := (me - root + n) % n
+	span := n
+	if vr != 0 {
+		span = min(vr&-vr, n-vr)
+	}
+	var tmp []byte
+	if vr == 0 && root == 0 {
+		tmp = recv[:n*k]
+	} else {
+		tmp = x.c.scratch(1, span*k)[0]
+	}
+	if !same(tmp[:k], send) {
+		copy(tmp[:k], send)
+	}
+	for m := 1; m < n; m <<= 1 {
+		if vr&m != 0 {
+			x.send(tmp, (me-m+n)%n, tagGatherBinom)
+			break
+		}
+		if vr+m < n {
+			b := min(m, n-vr-m) // blocks in the child's subtree
+			x.recv(tmp[m*k:(m+b)*k], (me+m)%n, tagGatherBinom)
+		}
+	}
+	if vr == 0 && root != 0 {
+		// tmp holds the blocks of ranks root, root+1, …, n-1, 0, …, root-1.
+		copy(recv[root*k:n*k], tmp[:(n-root)*k])
+		copy(recv[:root*k], tmp[(n-root)*k:n*k])
+	}
+}
+
+// scatterBinomial is the reverse of gatherBinomial (MPICH's
+// MPIR_Scatter_intra_binomial).
+func (x *collCall) scatterBinomial(send, recv []byte, k, root int) {
+	n, me := x.c.size, x.c.rank
+	vr := (me - root + n) % n
+	span := n
+	var tmp []byte
+	switch {
+	case vr == 0 && root == 0:
+		tmp = send[:n*k]
+	case vr == 0:
+		tmp = x.c.scratch(1, n*k)[0]
+		copy(tmp, send[root*k:n*k])
+		copy(tmp[(n-root)*k:], send[:root*k])
+	default:
+		span = min(vr&-vr, n-vr)
+		tmp = x.c.scratch(1, span*k)[0]
+		x.recv(tmp, (me-(vr&-vr)+n)%n, tagScatBinom)
+	}
+	for m := highBit(max(span-1, 0)); m > 0; m >>= 1 {
+		if vr+m < n && m < span {
+			b := min(m, n-vr-m)
+			x.send(tmp[m*k:(m+b)*k], (me+m)%n, tagScatBinom)
+		}
+	}
+	if !same(recv, tmp[:k]) {
+		copy(recv, tmp[:k])
+	}
+}

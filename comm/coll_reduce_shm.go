@@ -1,0 +1,226 @@
+package comm
+
+// The shared-memory reductions. Small vectors (replicated): every rank
+// stages its input, passes one gate, and each rank that needs a result
+// computes it from the staged inputs itself. Larger vectors (direct): one
+// gate, then each rank reduces its chunk of the vector across every rank's
+// input, block by block in a cache-resident accumulator, and writes the
+// block to every output that needs it: each input is read once and each
+// output written once, by all ranks in parallel; a second gate ends the
+// call.
+
+// replicateLimit bounds the bytes (input × ranks) a rank reduces on its
+// own in the replicated variant: beyond, the second gate of the direct
+// variant costs less than the redundant work.
+const replicateLimit = 16 << 10
+
+func replicated(n, size int) bool { return n <= stageLimit && n*size <= replicateLimit }
+
+func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error) error {
+	sl := shmSlot{kind: kReduce, root: root, t: t, n: len(send), a: send, err: local}
+	if c.rank == root {
+		sl.b = recv
+	}
+	rep := replicated(len(send), c.size)
+	if rep {
+		sl.kind |= kStaged
+		sl.a = c.stageInput(send)
+	} else {
+		sl.kind |= kDirect
+	}
+	x, err := c.shmStart("reduce", sl)
+	if err != nil {
+		return err
+	}
+	if x.err == nil {
+		x.err = x.sameLen("send buffer", 0)
+	}
+	if x.err == nil {
+		switch {
+		case rep && c.rank == root:
+			copy(recv, x.slots[0].a)
+			for i := 1; i < c.size; i++ {
+				op(recv, x.slots[i].a)
+			}
+		case !rep:
+			out := x.slots[root].b
+			if root != 0 && same(x.slots[root].a, out) {
+				// In place at the root: its input must be read before out
+				// takes rank 0's.
+				x.reduceChunk(op, len(send), nil, func(lo, hi int, acc []byte) { copy(out[lo:hi], acc) })
+			} else {
+				x.reduceChunk(op, len(send), out, func(int, int, []byte) {})
+			}
+		}
+	}
+	return x.finish()
+}
+
+func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error {
+	sl := shmSlot{kind: kAllreduce, t: t, n: len(send), a: send, b: recv, err: local}
+	rep := replicated(len(send), c.size)
+	if rep {
+		sl.kind |= kStaged
+		sl.a = c.stageInput(send)
+	} else {
+		sl.kind |= kDirect
+	}
+	x, err := c.shmStart("allreduce", sl)
+	if err != nil {
+		return err
+	}
+	if x.err == nil {
+		x.err = x.sameLen("send buffer", 0)
+	}
+	if x.err == nil {
+		if rep {
+			copy(recv, x.slots[0].a)
+			for i := 1; i < c.size; i++ {
+				op(recv, x.slots[i].a)
+			}
+		} else {
+			// Accumulate in rank 0's output (only rank 0's input may share
+			// its memory, and it is read first), then copy to the others.
+			x.reduceChunk(op, len(send), x.slots[0].b, func(lo, hi int, acc []byte) {
+				for i := 1; i < len(x.slots); i++ {
+					copy(x.slots[i].b[lo:hi], acc)
+				}
+			})
+		}
+	}
+	return x.finish()
+}
+
+// reduceChunk reduces the caller's chunk of every slot's a (n bytes each),
+// in rank order, one block at a time, in into (when not nil, at the
+// block's offset; it may be slot 0's input) or else in working memory, and
+// hands each reduced block to put.
+func (x *shmCall) reduceChunk(op Op, n int, into []byte, put func(lo, hi int, acc []byte)) {
+	lo, hi := x.chunk(n)
+	var acc []byte
+	if into == nil {
+		acc = x.c.scratch(1, block)[0]
+	}
+	for b := lo; b < hi; b += block {
+		e := min(hi, b+block)
+		a := acc[:min(len(acc), e-b)]
+		if into != nil {
+			a = into[b:e]
+		}
+		if !same(a, x.slots[0].a[b:e]) {
+			copy(a, x.slots[0].a[b:e])
+		}
+		for i := 1; i < len(x.slots); i++ {
+			op(a, x.slots[i].a[b:e])
+		}
+		put(b, e, a)
+	}
+}
+
+func (c *Comm) scanShm(what string, send, recv []byte, t Type, op Op, exclusive bool, local error) error {
+	kind := kScan
+	if exclusive {
+		kind = kExscan
+	}
+	sl := shmSlot{kind: kind, t: t, n: len(send), a: send, b: recv, err: local}
+	rep := replicated(len(send), c.size)
+	if rep {
+		sl.kind |= kStaged
+		sl.a = c.stageInput(send)
+	} else {
+		sl.kind |= kDirect
+	}
+	x, err := c.shmStart(what, sl)
+	if err != nil {
+		return err
+	}
+	if x.err == nil {
+		x.err = x.sameLen("send buffer", 0)
+	}
+	if x.err != nil {
+		return x.finish()
+	}
+	me := c.rank
+	if rep {
+		last := me // inclusive: ranks 0..me; exclusive: 0..me-1
+		if exclusive {
+			last = me - 1
+		}
+		if last >= 0 {
+			copy(recv, x.slots[0].a)
+			for i := 1; i <= last; i++ {
+				op(recv, x.slots[i].a)
+			}
+		}
+		return x.finish()
+	}
+	// Direct: each rank walks its chunk through every rank's prefix.
+	lo, hi := x.chunk(len(send))
+	sc := c.scratch(2, block)
+	for b := lo; b < hi; b += block {
+		e := min(hi, b+block)
+		acc, next := sc[0][:e-b], sc[1][:e-b]
+		copy(acc, x.slots[0].a[b:e])
+		if !exclusive {
+			copy(x.slots[0].b[b:e], acc)
+		}
+		for i := 1; i < len(x.slots); i++ {
+			sl := &x.slots[i]
+			// next = acc ∘ x_i before rank i's output (maybe its input, in
+			// place) is written.
+			copy(next, acc)
+			op(next, sl.a[b:e])
+			if exclusive {
+				copy(sl.b[b:e], acc)
+			} else {
+				copy(sl.b[b:e], next)
+			}
+			acc, next = next, acc
+		}
+	}
+	return x.finish()
+}
+
+func (c *Comm) reduceScatterShm(send, recv []byte, t Type, op Op, local error) error {
+	k := len(recv)
+	inPlace := same(send, recv)
+	if inPlace {
+		k = len(recv) / c.size
+	}
+	sl := shmSlot{kind: kReduceScatter, t: t, n: len(send), a: send, err: local}
+	rep := len(send) <= stageLimit // each rank reduces only its block
+	if rep {
+		sl.kind |= kStaged
+		sl.a = c.stageInput(send)
+	} else {
+		sl.kind |= kDirect
+	}
+	x, err := c.shmStart("reduce-scatter", sl)
+	if err != nil {
+		return err
+	}
+	if x.err == nil {
+		x.err = x.sameLen("send buffer", 0)
+	}
+	if x.err != nil {
+		return x.finish()
+	}
+	lo := c.rank * k
+	out := recv[:k]
+	if inPlace && !rep {
+		out = c.scratch(1, k)[0] // others still read recv (= send) until the gate
+	}
+	for b := 0; b < k; b += block {
+		e := min(k, b+block)
+		o := out[b:e]
+		copy(o, x.slots[0].a[lo+b:lo+e])
+		for i := 1; i < c.size; i++ {
+			op(o, x.slots[i].a[lo+b:lo+e])
+		}
+	}
+	err = x.finish()
+	if inPlace && !rep && err == nil {
+		copy(recv[:k], out)
+	}
+	return err
+}

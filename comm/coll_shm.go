@@ -1,0 +1,355 @@
+package comm
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The shared-memory collectives' common machinery: a table the ranks of a
+// communicator share, and the gate they meet at.
+//
+// Invariants:
+//   - One shmComm per communicator, created by rank 0 on the first
+//     shared-memory collective and handed to every member by reference
+//     (refBytes/fromRef) over the collective context; each member keeps it
+//     in its collState.
+//   - A collective publishes the caller's arguments in slots[p][rank], where
+//     p is the parity of the communicator's shared-memory collectives so
+//     far (the same on every member: collectives are called in the same
+//     order). Only the owner writes its slot, and only before the call's
+//     first gate; others read it only between that gate and their arrival
+//     at the next one. Two slot sets make this safe without a gate at the
+//     end of every call: a member writing slot set p again has passed a
+//     gate of the call in between, which every member reached after its
+//     last read of set p. Staging buffers (collState.stage) follow the same
+//     rule.
+//   - A slot keeps the buffers it names alive until its owner writes the
+//     slot set again (two calls later) or, after a call's second gate,
+//     clears them.
+//   - Every member checks every slot after the first gate, so all reach
+//     the same verdict on arguments that must agree and decide alike
+//     whether the call has a second gate (any slot with the direct bit).
+//     A call whose ranks read each other's own buffers (direct) ends with
+//     a second gate, after which nobody touches them.
+//   - gate.pass is a barrier: count counts arrivals; the waiters of a
+//     generation wait on one request, posted by the first arriver and
+//     completed by the last (or failed by an abort or the deadlock
+//     detector, which see it as an ordinary posted receive). The last
+//     arriver resets count and cur before it completes the request, so the
+//     next generation starts clean; nobody of the next generation can
+//     arrive before that completion.
+
+// shmComm is what the members of a communicator share.
+type shmComm struct {
+	self  uintptr // address of this shmComm: tells a reference from a copy
+	n     int
+	gate  gate
+	slots [2][]shmSlot
+	sigs  [2][]shmSig // what every member checks of every other, packed
+}
+
+// shmSlot is one member's arguments to the current collective.
+type shmSlot struct {
+	kind       collKind
+	root       int
+	t          Type
+	n          int    // the length every member must pass alike (sameLen)
+	a, b       []byte // send and receive buffers (or staged input in a)
+	off, cnt   []int  // v-variants: byte offsets and lengths
+	roff, rcnt []int
+	err        error // a local argument error: every member fails with it
+	_          [slotPad]byte
+}
+
+// shmSig is the part of a slot that every member reads of every other
+// (agree, sameLen, direct), in a dense array: n members read n/4 cache
+// lines instead of n slots.
+type shmSig struct {
+	kind collKind
+	t    Type
+	bad  bool // the slot has an err
+	root int32
+	n    int
+}
+
+// slotPad keeps slots of different ranks on different cache lines (a slot
+// is written by its owner while the others write theirs).
+const slotPad = 32
+
+// collKind identifies a collective (and variant) in a slot.
+type collKind uint16
+
+const (
+	kBarrier collKind = iota + 1
+	kBcast
+	kReduce
+	kAllreduce
+	kGather
+	kGatherv
+	kScatter
+	kScatterv
+	kAllgather
+	kAllgatherv
+	kAlltoall
+	kAlltoallv
+	kReduceScatter
+	kScan
+	kExscan
+	kBcastValue
+	kGatherValue
+
+	kDirect collKind = 1 << 8 // the ranks read each other's buffers: a second gate
+	kStaged collKind = 1 << 9 // the input was copied to staging (a)
+)
+
+// gate is a barrier of the members of one communicator.
+type gate struct {
+	n     int32
+	count atomic.Int32
+	cur   atomic.Pointer[gateGen]
+}
+
+// gateGen is one generation of a gate: the request its waiters wait on and
+// that request's Done channel (taken once: Done locks).
+type gateGen struct {
+	r    *Request
+	done <-chan struct{}
+}
+
+// shm returns c's shared table, creating it on first use (a collective
+// call: every member must reach it at the same point).
+func (c *Comm) shm() (*shmComm, error) {
+	st := c.state()
+	if st.shm != nil {
+		return st.shm, nil
+	}
+	cc := c.coll()
+	if c.rank == 0 {
+		s := &shmComm{n: c.size, gate: gate{n: int32(c.size)}}
+		s.self = uintptr(unsafe.Pointer(s))
+		for p := range s.slots {
+			s.slots[p] = make([]shmSlot, c.size)
+			s.sigs[p] = make([]shmSig, c.size)
+		}
+		ref := refBytes(s)
+		for r := 1; r < c.size; r++ {
+			if err := cc.SendOwned(ref, Byte, r, tagCollSetup); err != nil {
+				return nil, err
+			}
+		}
+		st.shm = s
+	} else {
+		b, _, err := cc.RecvOwned(Byte, 0, tagCollSetup)
+		if err != nil {
+			return nil, err
+		}
+		s := fromRef[shmComm](b)
+		if s == nil || s.self != uintptr(unsafe.Pointer(s)) || s.n != c.size {
+			return nil, fmt.Errorf("comm: shared-memory table from rank 0 is not one: %w", ErrArg)
+		}
+		st.shm = s
+	}
+	gc := *cc
+	gc.name = c.String() + ", in a collective every rank must call" // for deadlock reports
+	gc.cst = nil
+	st.gateComm = &gc
+	return st.shm, nil
+}
+
+// refBytes views *p as a message payload, so that a reference can be handed
+// to another rank of this process with SendOwned: the payload points into
+// *p, which keeps it alive, and RecvOwned gives the very same memory back.
+// Used only on collective contexts (no user receive can take it) and only
+// when the members share memory.
+func refBytes[T any](p *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
+}
+
+// fromRef is the inverse of refBytes; nil when b has the wrong size. The
+// caller checks that b is the object itself and not a copy (shmComm.self).
+func fromRef[T any](b []byte) *T {
+	if uintptr(len(b)) != unsafe.Sizeof(*new(T)) {
+		return nil
+	}
+	return (*T)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+// pass blocks until every member of the communicator has called pass. c is
+// the caller's communicator.
+func (g *gate) pass(c *Comm) error {
+	gg := g.cur.Load()
+	if gg == nil {
+		ng, err := c.gateGen()
+		if err != nil {
+			return err
+		}
+		if g.cur.CompareAndSwap(nil, ng) {
+			gg = ng
+		} else {
+			c.ep.retract(ng.r, nil) // another arriver was first
+			gg = g.cur.Load()
+		}
+	}
+	r := gg.r
+	if g.count.Add(1) == g.n {
+		g.count.Store(0)
+		g.cur.Store(nil)
+		if c.ep.retract(r, nil) {
+			return nil
+		}
+		// Failed meanwhile (an abort, a deadlock): report it like the others.
+	} else {
+		c.ep.waitShared(r, gg.done)
+	}
+	if _, err := r.result(); err != nil {
+		return fmt.Errorf("comm: collective on %s: %w", c, err)
+	}
+	return nil
+}
+
+// gateGen posts the request of a gate generation: a receive from the
+// caller itself that no message matches, so that only the gate, an abort
+// or the deadlock detector completes it.
+func (c *Comm) gateGen() (*gateGen, error) {
+	r, err := c.state().gateComm.startRecv(nil, Byte, c.rank, tagCollGate, false, false)
+	if err != nil {
+		return nil, err
+	}
+	return &gateGen{r: r, done: r.Done()}, nil
+}
+
+// waitShared blocks until r completes (done is r.Done()). Unlike park, any
+// number of goroutines (of different ranks) may wait on r, all woken at
+// once by the close of done; each is recorded as parked on r for the
+// deadlock detector.
+func (ep *endpoint) waitShared(r *Request, done <-chan struct{}) {
+	for i := 0; i < ep.w.yields && !r.done(); i++ {
+		runtime.Gosched()
+	}
+	if r.done() {
+		return
+	}
+	ep.parks.Add(1)
+	ep.waitOne.Store(r)
+	<-done
+	ep.waitOne.Store(nil)
+}
+
+// shmCall is one rank's shared-memory collective in progress.
+type shmCall struct {
+	c     *Comm
+	s     *shmComm
+	what  string
+	slots []shmSlot // this generation's
+	sigs  []shmSig
+	me    *shmSlot
+	stage []byte // this generation's staging storage of the caller
+	err   error  // the verdict: the same on every member where arguments must agree
+}
+
+// shmStart publishes sl as the caller's slot and passes the first gate. A
+// fatal error (abort, deadlock, setup) comes back as err; the call is then
+// over.
+func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
+	s, err := c.shm()
+	if err != nil {
+		return nil, fmt.Errorf("comm: %s: %w", what, err)
+	}
+	st := c.state()
+	p := st.gen & 1
+	st.gen++
+	x := &shmCall{c: c, s: s, what: what, slots: s.slots[p], sigs: s.sigs[p]}
+	x.me = &x.slots[c.rank]
+	*x.me = sl
+	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}
+	if err := s.gate.pass(c); err != nil {
+		return nil, fmt.Errorf("comm: %s: %w", what, err)
+	}
+	x.err = x.agree()
+	return x, nil
+}
+
+// stageInput copies in to the caller's staging storage of this generation
+// (to be published in its slot before the gate).
+func (c *Comm) stageInput(in []byte) []byte {
+	st := c.state()
+	p := st.gen & 1 // the generation shmStart will use
+	if cap(st.stage[p]) < len(in) {
+		st.stage[p] = alignedBytes(max(len(in), 256))
+	}
+	b := st.stage[p][:len(in)]
+	copy(b, in)
+	return b
+}
+
+// agree checks the slots for what must be the same on every member: the
+// collective, the root, the element type, and each member's own arguments.
+func (x *shmCall) agree() error {
+	s0 := x.sigs[0]
+	k0 := s0.kind &^ (kDirect | kStaged)
+	for i, sg := range x.sigs {
+		switch {
+		case sg.bad:
+			return fmt.Errorf("comm: %s: rank %d: %w", x.what, i, x.slots[i].err)
+		case sg.kind&^(kDirect|kStaged) != k0:
+			return fmt.Errorf("comm: %s: ranks 0 and %d call different collectives: %w", x.what, i, ErrArg)
+		case sg.root != s0.root:
+			return fmt.Errorf("comm: %s: rank 0 names root %d, rank %d root %d: %w", x.what, s0.root, i, sg.root, ErrArg)
+		case sg.t != s0.t:
+			return fmt.Errorf("comm: %s: rank 0 passes %v, rank %d %v: %w", x.what, s0.t, i, sg.t, ErrType)
+		}
+	}
+	return nil
+}
+
+// direct reports whether any member reads others' buffers in place, and
+// so whether the call ends with a second gate.
+func (x *shmCall) direct() bool {
+	for _, sg := range x.sigs {
+		if sg.kind&kDirect != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finish ends the call: the second gate if it has one, and the outcome.
+func (x *shmCall) finish() error {
+	if x.direct() {
+		if err := x.s.gate.pass(x.c); err != nil {
+			return fmt.Errorf("comm: %s: %w", x.what, err)
+		}
+		// Nobody reads this call's slots any more.
+		*x.me = shmSlot{kind: x.me.kind}
+	}
+	return x.err
+}
+
+// sameLen checks that every member passed the same length (slot n) as
+// rank ref, the reference every member compares with.
+func (x *shmCall) sameLen(name string, ref int) error {
+	n := x.sigs[ref].n
+	for i, sg := range x.sigs {
+		if sg.n != n {
+			return fmt.Errorf("comm: %s: rank %d's %s has %d bytes, rank %d's %d: counts differ between ranks: %w",
+				x.what, i, name, sg.n, ref, n, ErrTruncate)
+		}
+	}
+	return nil
+}
+
+// chunk returns the caller's part of an n-byte vector split among the
+// members at 64-byte boundaries (cache lines, so that no two ranks write
+// one line; and whole elements for every type).
+func (x *shmCall) chunk(n int) (lo, hi int) {
+	r, size := x.c.rank, x.s.n
+	units := (n + 63) / 64
+	lo, hi = min(n, units*r/size*64), min(n, units*(r+1)/size*64)
+	return lo, hi
+}
+
+// block is the unit in which shared-memory reductions walk a chunk: the
+// accumulator stays in the first-level cache while the inputs stream by.
+const block = 8 << 10

@@ -1,0 +1,139 @@
+package typed
+
+import (
+	"unsafe"
+
+	"github.com/mpgo/mpgo/comm"
+)
+
+// The collectives over slices of T: each forwards to the byte-level
+// collective of package comm (see its documentation for the contract, the
+// algorithms and how mismatched calls fail) with T's element type, and for
+// reductions with op applied to views of the bytes as []T (no copy).
+// Passing the same slice as send and recv works in place, as MPI_IN_PLACE
+// does (for Gather and Allgather the caller's block must be in place
+// already).
+
+// Barrier blocks until every member has called it.
+func (c *Comm[T]) Barrier() error { return c.c.Barrier() }
+
+// Bcast broadcasts root's buf to every member's buf (all of the same
+// length).
+func (c *Comm[T]) Bcast(buf []T, root int) error {
+	return c.c.Bcast(bytesOf(buf), c.t, root)
+}
+
+// Reduce combines the members' send with op, in rank order, into root's
+// recv (of the same length; ignored elsewhere).
+func (c *Comm[T]) Reduce(send, recv []T, op Op[T], root int) error {
+	return c.c.Reduce(bytesOf(send), bytesOf(recv), c.t, byteOp(op), root)
+}
+
+// Allreduce combines the members' send with op, in rank order, into every
+// member's recv (of the same length).
+func (c *Comm[T]) Allreduce(send, recv []T, op Op[T]) error {
+	return c.c.Allreduce(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+}
+
+// Gather collects every member's send at root: rank i's lands at
+// recv[i*len(send):].
+func (c *Comm[T]) Gather(send, recv []T, root int) error {
+	return c.c.Gather(bytesOf(send), bytesOf(recv), c.t, root)
+}
+
+// Gatherv is Gather with counts[i] elements from rank i placed at
+// displs[i] (nil: packed); counts and displs matter at the root only.
+func (c *Comm[T]) Gatherv(send, recv []T, counts, displs []int, root int) error {
+	return c.c.Gatherv(bytesOf(send), bytesOf(recv), counts, displs, c.t, root)
+}
+
+// Scatter hands block i of root's send (Size blocks of len(recv)) to rank
+// i's recv.
+func (c *Comm[T]) Scatter(send, recv []T, root int) error {
+	return c.c.Scatter(bytesOf(send), bytesOf(recv), c.t, root)
+}
+
+// Scatterv is Scatter with counts[i] elements at displs[i] (nil: packed)
+// of root's send for rank i.
+func (c *Comm[T]) Scatterv(send []T, counts, displs []int, recv []T, root int) error {
+	return c.c.Scatterv(bytesOf(send), counts, displs, bytesOf(recv), c.t, root)
+}
+
+// Allgather collects every member's send into every member's recv, rank
+// i's at recv[i*len(send):].
+func (c *Comm[T]) Allgather(send, recv []T) error {
+	return c.c.Allgather(bytesOf(send), bytesOf(recv), c.t)
+}
+
+// Allgatherv is Allgather with counts[i] elements from rank i placed at
+// displs[i] (nil: packed).
+func (c *Comm[T]) Allgatherv(send, recv []T, counts, displs []int) error {
+	return c.c.Allgatherv(bytesOf(send), bytesOf(recv), counts, displs, c.t)
+}
+
+// Alltoall sends block j of send (Size blocks) to rank j, which stores it
+// at block i of recv for sender i.
+func (c *Comm[T]) Alltoall(send, recv []T) error {
+	return c.c.Alltoall(bytesOf(send), bytesOf(recv), c.t)
+}
+
+// Alltoallv is Alltoall with counts and displacements per rank on both
+// sides (displacements nil: packed).
+func (c *Comm[T]) Alltoallv(send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+	return c.c.Alltoallv(bytesOf(send), scounts, sdispls, bytesOf(recv), rcounts, rdispls, c.t)
+}
+
+// ReduceScatterBlock combines the members' send (Size blocks of
+// len(recv)) with op and leaves block i of the result in rank i's recv.
+func (c *Comm[T]) ReduceScatterBlock(send, recv []T, op Op[T]) error {
+	return c.c.ReduceScatterBlock(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+}
+
+// Scan leaves in rank i's recv the reduction with op of ranks 0..i's send.
+func (c *Comm[T]) Scan(send, recv []T, op Op[T]) error {
+	return c.c.Scan(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+}
+
+// Exscan leaves in rank i's recv the reduction of ranks 0..i-1's send
+// (rank 0's recv is not written).
+func (c *Comm[T]) Exscan(send, recv []T, op Op[T]) error {
+	return c.c.Exscan(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+}
+
+// Ibcast starts a Bcast; buf belongs to it until the request completes.
+func (c *Comm[T]) Ibcast(buf []T, root int) (*comm.Request, error) {
+	return c.c.Ibcast(bytesOf(buf), c.t, root)
+}
+
+// Iallreduce starts an Allreduce; send and recv belong to it until the
+// request completes.
+func (c *Comm[T]) Iallreduce(send, recv []T, op Op[T]) (*comm.Request, error) {
+	return c.c.Iallreduce(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+}
+
+// byteOp runs op on views of comm's byte slices as []E. comm hands an Op
+// whole elements at offsets that keep them aligned (buffers from []E, or
+// its own memory, aligned to 8 bytes), so the views need no copy.
+func byteOp[E any](op Op[E]) comm.Op {
+	if op == nil {
+		return nil
+	}
+	return func(inout, in []byte) { op(view[E](inout), view[E](in)) }
+}
+
+// view sees b as elements of E, without copying.
+func view[E any](b []byte) []E {
+	if len(b) == 0 {
+		return nil
+	}
+	n := uintptr(len(b)) / unsafe.Sizeof(*new(E))
+	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// rawBytes sees s as its bytes, without copying.
+func rawBytes[E any](s []E) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(s[0]))
+}

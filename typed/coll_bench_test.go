@@ -1,0 +1,164 @@
+package typed_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/typed"
+)
+
+// osu_bcast and osu_allreduce (OSU Micro-Benchmarks 7): every rank times
+// b.N back-to-back calls after a warm-up and a barrier; the figure is the
+// per-call time averaged over the iterations, then the maximum over ranks
+// (the osu-ns metric; ns/op is rank 0's wall time, which includes the
+// skew). Each algorithm runs side by side with the others and with the
+// baselines the targets are read against:
+//
+//   - copy7: one goroutine copy()ing the buffer to 7 others, what a
+//     broadcast to 7 receivers must move (target: shared-memory Bcast of
+//     1 MiB and more to 8 ranks within 1.25× of it);
+//   - read8: one goroutine summing 8 buffers into one, reading each once
+//     (target: Allreduce of 1 MiB of float64 on 8 ranks within 2× of it).
+//
+// Compare ratios from one run: timings on shared machines are noisy.
+//
+//	go test -run x -bench Coll -benchtime 200ms ./typed/
+
+func collSizes(n int) []int {
+	if n > 8 {
+		return []int{8, 1 << 10, 64 << 10, 1 << 20}
+	}
+	return []int{8, 1 << 10, 64 << 10, 1 << 20, 16 << 20}
+}
+
+func sizeName(s int) string {
+	switch {
+	case s >= 1<<20:
+		return fmt.Sprintf("%dMiB", s>>20)
+	case s >= 1<<10:
+		return fmt.Sprintf("%dKiB", s>>10)
+	}
+	return fmt.Sprintf("%dB", s)
+}
+
+// osu times body on n ranks and reports the OSU figure. setup runs once
+// per rank before the warm-up.
+func osu(b *testing.B, n int, setup func(w *comm.Comm) error, body func(w *comm.Comm) error) {
+	elapsed := make([]time.Duration, n)
+	err := mpgo.Run(n, func(w *comm.Comm) error {
+		if err := setup(w); err != nil {
+			return err
+		}
+		for i := 0; i < 3; i++ { // warm-up (and the shared-memory table)
+			if err := body(w); err != nil {
+				return err
+			}
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			b.ResetTimer()
+		}
+		start := time.Now()
+		for i := 0; i < b.N; i++ {
+			if err := body(w); err != nil {
+				return err
+			}
+		}
+		elapsed[w.Rank()] = time.Since(start)
+		if w.Rank() == 0 {
+			b.StopTimer()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var worst time.Duration
+	for _, e := range elapsed {
+		worst = max(worst, e)
+	}
+	b.ReportMetric(float64(worst.Nanoseconds())/float64(b.N), "osu-ns")
+}
+
+func BenchmarkCollBcast(b *testing.B) {
+	for _, n := range []int{2, 8, 64} {
+		for _, size := range collSizes(n) {
+			if n == 8 {
+				b.Run(fmt.Sprintf("n=8/%s/copy7", sizeName(size)), func(b *testing.B) {
+					src := make([]byte, size)
+					var dst [7][]byte
+					for i := range dst {
+						dst[i] = make([]byte, size)
+					}
+					for _, d := range dst { // first touch, as the ranks' warm-up
+						copy(d, src)
+					}
+					b.ResetTimer()
+					start := time.Now()
+					for i := 0; i < b.N; i++ {
+						for _, d := range dst {
+							copy(d, src)
+						}
+					}
+					b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N), "osu-ns")
+				})
+			}
+			for _, alg := range comm.Algorithms(comm.CollBcast) {
+				b.Run(fmt.Sprintf("n=%d/%s/%v", n, sizeName(size), alg), func(b *testing.B) {
+					bufs := make([][]byte, n)
+					osu(b, n, func(w *comm.Comm) error {
+						bufs[w.Rank()] = make([]byte, size)
+						return w.SetAlgorithm(comm.CollBcast, alg)
+					}, func(w *comm.Comm) error { return typed.Of[byte](w).Bcast(bufs[w.Rank()], 0) })
+				})
+			}
+		}
+	}
+}
+
+func BenchmarkCollAllreduce(b *testing.B) {
+	for _, n := range []int{2, 8, 64} {
+		for _, size := range collSizes(n) {
+			count := size / 8
+			if n == 8 {
+				b.Run(fmt.Sprintf("n=8/%s/read8", sizeName(size)), func(b *testing.B) {
+					var in [8][]float64
+					for i := range in {
+						in[i] = make([]float64, count)
+						for j := range in[i] { // first touch, as the ranks' warm-up
+							in[i][j] = float64(j)
+						}
+					}
+					out := slices.Clone(in[0])
+					b.ResetTimer()
+					start := time.Now()
+					for i := 0; i < b.N; i++ {
+						for j := range out {
+							out[j] = in[0][j] + in[1][j] + in[2][j] + in[3][j] + in[4][j] + in[5][j] + in[6][j] + in[7][j]
+						}
+					}
+					b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N), "osu-ns")
+				})
+			}
+			for _, alg := range comm.Algorithms(comm.CollAllreduce) {
+				b.Run(fmt.Sprintf("n=%d/%s/%v", n, sizeName(size), alg), func(b *testing.B) {
+					type bufs struct{ send, recv []float64 }
+					mine := make([]bufs, n)
+					osu(b, n, func(w *comm.Comm) error {
+						mine[w.Rank()] = bufs{make([]float64, count), make([]float64, count)}
+						return w.SetAlgorithm(comm.CollAllreduce, alg)
+					}, func(w *comm.Comm) error {
+						m := mine[w.Rank()]
+						return typed.Of[float64](w).Allreduce(m.send, m.recv, typed.Sum)
+					})
+				})
+			}
+		}
+	}
+}
