@@ -11,11 +11,15 @@ import (
 
 // Main runs fn SPMD and exits the process: with status 0 when every rank
 // succeeded, 1 (after printing the error) otherwise. Started plainly, it
-// runs MPGO_NP ranks (default runtime.NumCPU()) as goroutines, as [Run]
-// does. Under a launcher (MPICH's mpiexec, Slurm's srun, Open MPI's mpirun)
-// it will join the job through the TCP backend; until that backend exists
-// it reports ErrNotSupported there rather than run a wrong job.
+// runs [WithRanks] or MPGO_NP ranks (default runtime.NumCPU()) as
+// goroutines, as [Run] does. Under a launcher (MPICH's mpiexec, Slurm's
+// srun --mpi=pmi2, Open MPI's mpirun with MPGO_ROOT) it joins the job
+// through the TCP backend, as [Join] does, and on failure asks the
+// launcher to end the whole job.
 func Main(fn func(world *comm.Comm) error, opts ...Option) {
+	if launched() {
+		os.Exit(joinMain(fn, opts...))
+	}
 	if err := mainErr(fn, opts...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -23,10 +27,11 @@ func Main(fn func(world *comm.Comm) error, opts ...Option) {
 }
 
 func mainErr(fn func(world *comm.Comm) error, opts ...Option) error {
-	if launched() {
-		return fmt.Errorf("mpgo: started by a launcher: the TCP backend is not built yet: %w", comm.ErrNotSupported)
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return err
 	}
-	n, err := np()
+	n, err := np(cfg)
 	if err != nil {
 		return err
 	}
@@ -34,7 +39,10 @@ func mainErr(fn func(world *comm.Comm) error, opts ...Option) error {
 }
 
 // np is the number of goroutine ranks for Main.
-func np() (int, error) {
+func np(cfg *config) (int, error) {
+	if cfg.ranks > 0 {
+		return cfg.ranks, nil
+	}
 	s := os.Getenv("MPGO_NP")
 	if s == "" {
 		return runtime.NumCPU(), nil
@@ -47,11 +55,4 @@ func np() (int, error) {
 }
 
 // launched reports whether a known launcher started this process.
-func launched() bool {
-	for _, k := range []string{"PMI_FD", "PMI_PORT", "PMI_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"} {
-		if os.Getenv(k) != "" {
-			return true
-		}
-	}
-	return false
-}
+func launched() bool { return comm.Launched() }

@@ -14,6 +14,7 @@ type config struct {
 	ctx        context.Context
 	eagerLimit int
 	noDeadlock bool
+	ranks      int // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's

@@ -177,6 +177,13 @@ func (ep *endpoint) startRecv(r *Request) error {
 		return err
 	}
 	if m != nil {
+		if pullsFromNetwork(m.remote) { // Irecv must not wait for it (tcp.go)
+			go func() {
+				take(r, m)
+				freeMsg(m)
+			}()
+			return nil
+		}
 		take(r, m)
 		freeMsg(m)
 	}

@@ -1,0 +1,231 @@
+package comm_test
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/internal/pmi"
+	"github.com/mpgo/mpgo/comm/internal/tcpcheck"
+)
+
+// errDie makes the harness end a rank's process abruptly, as if it died.
+var errDie = errors.New("test: this process dies")
+
+// runTCP runs fn on procs processes of k ranks each, every process a
+// comm.Job of its own joined to the others over loopback TCP, bootstrapped
+// through an in-memory key-value space. A process whose rank fails aborts
+// its world and closes abruptly (the others see it lost); the others close
+// gracefully once their ranks returned, each on its own schedule. It
+// returns each rank's error.
+func runTCP(t testing.TB, procs, k int, fn func(w *comm.Comm) error) []error {
+	return runTCPConfig(t, procs, comm.JobConfig{RanksPerProcess: k}, fn)
+}
+
+// runTCPConfig is runTCP with every process joining with cfg.
+func runTCPConfig(t testing.TB, procs int, cfg comm.JobConfig, fn func(w *comm.Comm) error) []error {
+	t.Helper()
+	kvs := pmi.NewMemory(procs)
+	jobs := make([]*comm.Job, procs)
+	joinErrs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jobs[p], joinErrs[p] = comm.JoinKV(kvs[p], cfg)
+		}()
+	}
+	wg.Wait()
+	for p, err := range joinErrs {
+		if err != nil {
+			for _, j := range jobs {
+				if j != nil {
+					j.Abort(1, "test")
+				}
+			}
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	errs := make([]error, jobs[0].World().Size())
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() { // one process
+			defer wg.Done()
+			w := j.World()
+			var ranks sync.WaitGroup
+			for _, r := range j.Ranks() {
+				ranks.Add(1)
+				go func() {
+					defer ranks.Done()
+					defer w.RankDone(r)
+					if err := fn(w.Comm(r)); err != nil {
+						errs[r] = err
+						w.Abort()
+					}
+				}()
+			}
+			ranks.Wait()
+			j.Close()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		panic("runTCP: the job hangs")
+	}
+	return errs
+}
+
+// The semantics suite over real TCP: one rank per process, two processes
+// of two ranks each (shared memory inside a process, TCP between them),
+// and a small eager limit, so that most messages go by rendezvous.
+func TestTCPSemantics(t *testing.T) {
+	tests := []struct {
+		procs int
+		cfg   comm.JobConfig
+	}{
+		{4, comm.JobConfig{}},
+		{2, comm.JobConfig{RanksPerProcess: 2}},
+		{3, comm.JobConfig{EagerLimit: 1024}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%dx%d/eager=%d", tt.procs, max(tt.cfg.RanksPerProcess, 1), tt.cfg.EagerLimit), func(t *testing.T) {
+			if testing.Short() && tt.procs > 2 {
+				t.Skip("short")
+			}
+			for r, err := range runTCPConfig(t, tt.procs, tt.cfg, tcpcheck.Semantics) {
+				if err != nil {
+					t.Errorf("rank %d: %v", r, err)
+				}
+			}
+		})
+	}
+}
+
+// A process that dies mid-run: the others' pending operations involving
+// it, and their later ones, fail with ErrPeerLost (and ErrAborted), within
+// a bounded time, never a hang.
+func TestTCPPeerLost(t *testing.T) {
+	start := time.Now()
+	errs := runTCP(t, 3, 1, func(w *comm.Comm) error {
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if w.Rank() == 1 {
+			time.Sleep(50 * time.Millisecond) // the others block first
+			return errDie
+		}
+		_, err := w.Recv(make([]byte, 8), comm.Byte, 1, 0)
+		if !errors.Is(err, comm.ErrPeerLost) || !errors.Is(err, comm.ErrAborted) {
+			return fmt.Errorf("pending receive from the lost process: %v", err)
+		}
+		if err := w.Send(make([]byte, 8), comm.Byte, (w.Rank()+2)%3, 0); !errors.Is(err, comm.ErrPeerLost) {
+			return fmt.Errorf("later send: %v", err)
+		}
+		return nil
+	})
+	if !errors.Is(errs[1], errDie) {
+		t.Errorf("rank 1: %v", errs[1])
+	}
+	for _, r := range []int{0, 2} {
+		if errs[r] != nil {
+			t.Errorf("rank %d: %v", r, errs[r])
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+// A process that finishes early closes gracefully: what it sent is still
+// received afterwards, and nobody counts it lost; a receive from it that
+// was pending when it left fails with ErrPeerLost instead of hanging.
+func TestTCPEarlyFinish(t *testing.T) {
+	errs := runTCP(t, 2, 1, func(w *comm.Comm) error {
+		if w.Rank() == 1 {
+			for i := range 10 {
+				if err := w.Send(make([]byte, 1000*i), comm.Byte, 0, i); err != nil {
+					return err
+				}
+			}
+			return w.Barrier()
+		}
+		never, err := w.Irecv(make([]byte, 8), comm.Byte, 1, 99)
+		if err != nil {
+			return err
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if _, err := never.Wait(); !errors.Is(err, comm.ErrPeerLost) {
+			return fmt.Errorf("receive pending when its sender left: %v", err)
+		}
+		for i := range 10 {
+			st, err := w.Recv(make([]byte, 1000*i), comm.Byte, 1, i)
+			if err != nil || st.Count != 1000*i {
+				return fmt.Errorf("message %d after its sender left: %+v %v", i, st, err)
+			}
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}
+
+// Open MPI's mpirun sets OMPI_COMM_WORLD_*; the addresses travel through
+// the rendezvous at MPGO_ROOT. Two processes played by goroutines.
+func TestTCPJoinOpenMPIEnv(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ln.Addr().String()
+	ln.Close()
+	const n = 2
+	jobs := make([]*comm.Job, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		env := map[string]string{
+			"OMPI_COMM_WORLD_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_SIZE": fmt.Sprint(n),
+			"OMPI_COMM_WORLD_LOCAL_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_LOCAL_SIZE": fmt.Sprint(n),
+			"MPGO_ROOT": root, "MPGO_SECRET": "shared by mpirun -x",
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p > 0 {
+				time.Sleep(20 * time.Millisecond) // process 0 serves the rendezvous
+			}
+			jobs[p], errs[p] = comm.JoinJob(comm.JobConfig{Getenv: func(k string) string { return env[k] }})
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	for p, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer j.Close()
+			w := j.World().Comm(j.Ranks()[0])
+			if err := tcpcheck.Ring(w); err != nil {
+				t.Errorf("process %d: %v", p, err)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,145 @@
+package mpgo
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/mpgo/mpgo/comm"
+)
+
+// Join runs fn SPMD on this process's ranks of a job that a launcher
+// started, and returns when they have returned. The processes join over
+// TCP: MPICH's mpiexec and Slurm's srun --mpi=pmi2 are found through
+// their PMI socket (PMI_FD or PMI_PORT), Open MPI's mpirun through
+// OMPI_COMM_WORLD_RANK with a rendezvous address in MPGO_ROOT=host:port.
+// Each process runs MPGO_RANKS_PER_PROC ranks (default 1) as goroutines;
+// the world has processes × that many ranks.
+//
+// Semantics are those of [Run], across processes: a rank that fails or
+// panics aborts this process's ranks, and the other processes, once they
+// notice this one broke off, fail with errors wrapping [comm.ErrPeerLost]
+// (and [comm.ErrAborted]). Join returns the first failure as a
+// [RankError]; errors joining the job wrap [comm.ErrBootstrap]. Join does
+// not end the other processes itself; [Main] does, through the launcher.
+func Join(fn func(world *comm.Comm) error, opts ...Option) error {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	if fn == nil {
+		return fmt.Errorf("mpgo: Join with a nil function: %w", comm.ErrArg)
+	}
+	job, err := comm.JoinJob(comm.JobConfig{EagerLimit: cfg.eagerLimit})
+	if err != nil {
+		return err
+	}
+	err = runJob(job, fn, cfg)
+	if cerr := job.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// joinMain is Main under a launcher: it joins the job, runs fn, and
+// returns the exit status. On failure it prints the error and asks the
+// launcher to end the whole job.
+func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
+	cfg, err := newConfig(opts)
+	if err == nil && fn == nil {
+		err = fmt.Errorf("mpgo: Main with a nil function: %w", comm.ErrArg)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	job, err := comm.JoinJob(comm.JobConfig{EagerLimit: cfg.eagerLimit})
+	if err != nil { // JoinJob asked the launcher to end the job
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := runJob(job, fn, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), err)
+		// Launchers forward output asynchronously and drop what is in flight
+		// when they end the job: let the report reach them first.
+		time.Sleep(abortGrace)
+		job.Abort(1, err.Error())
+		return 1
+	}
+	if err := job.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// abortGrace is how long Main waits between printing a failure and
+// asking the launcher to end the job.
+const abortGrace = 100 * time.Millisecond
+
+// runJob runs fn on the job's local ranks as Run does on a whole world.
+// A failure aborts the local world; the device then closes abruptly, so
+// that the other processes learn of it.
+func runJob(job *comm.Job, fn func(world *comm.Comm) error, cfg *config) error {
+	w := job.World()
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	fail := func(e error) {
+		mu.Lock()
+		if first == nil {
+			first = e
+		}
+		mu.Unlock()
+		w.Abort()
+	}
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-cfg.ctx.Done():
+			fail(fmt.Errorf("mpgo: run cancelled: %w: %w", comm.ErrAborted, cfg.ctx.Err()))
+		case <-stop:
+		}
+	}()
+	for _, r := range job.Ranks() {
+		c := w.Comm(r)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.RankDone(r)
+			defer func() {
+				if p := recover(); p != nil {
+					fail(&RankError{Rank: r, Panic: p, Stack: debug.Stack()})
+				}
+			}()
+			if err := fn(c); err != nil {
+				fail(&RankError{Rank: r, Err: err})
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-watched
+	return first
+}
+
+// WithRanks sets the number of goroutine ranks [Main] runs when no
+// launcher started the process (ahead of MPGO_NP); a program's -np flag
+// becomes mpgo.Main(fn, mpgo.WithRanks(*np)). Under a launcher the
+// launcher decides the number of processes, and MPGO_RANKS_PER_PROC the
+// ranks in each.
+func WithRanks(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("mpgo: WithRanks(%d): %w", n, comm.ErrArg)
+		}
+		c.ranks = n
+		return nil
+	}
+}

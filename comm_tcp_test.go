@@ -1,0 +1,209 @@
+package mpgo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+)
+
+// buildTCPCheck builds the test program comm/internal/tcpcheck/cmd/tcpcheck
+// into a temporary directory.
+func buildTCPCheck(t *testing.T) string {
+	t.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "tcpcheck")
+	out, err := exec.Command(gocmd, "build", "-o", bin, "github.com/mpgo/mpgo/comm/internal/tcpcheck/cmd/tcpcheck").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runProgram runs argv with extra environment, failing the test if it
+// does not end within limit. It returns the combined output and the exit
+// status.
+func runProgram(t *testing.T, limit time.Duration, env []string, argv ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%s hung (killed after %v):\n%s", strings.Join(argv, " "), time.Since(start), out)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("%s: %v", strings.Join(argv, " "), err)
+	return "", 0
+}
+
+// The same program, started plainly: Main runs WithRanks goroutine ranks.
+func TestMainWithoutLauncher(t *testing.T) {
+	if comm.Launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	bin := buildTCPCheck(t)
+	out, code := runProgram(t, time.Minute, nil, bin, "-np", "3", "semantics")
+	if code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, out)
+	}
+	for r := range 3 {
+		if want := fmt.Sprintf("rank %d of 3: ok", r); !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	// Join without a launcher says so.
+	if err := mpgo.Join(func(*comm.Comm) error { return nil }); !errors.Is(err, comm.ErrBootstrap) {
+		t.Errorf("Join without a launcher: %v, want ErrBootstrap", err)
+	}
+}
+
+func TestWithRanks(t *testing.T) {
+	if err := mpgo.Run(2, func(*comm.Comm) error { return nil }, mpgo.WithRanks(0)); !errors.Is(err, comm.ErrArg) {
+		t.Errorf("WithRanks(0): %v", err)
+	}
+}
+
+// Under MPICH's mpiexec: the semantics suite across 4 processes, 2
+// processes of 2 ranks, through Join; a failing rank, a process that
+// exits abruptly and one that is killed: the job ends with an error, the
+// survivors report the lost peer, never a hang.
+func TestUnderMPIExec(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("mpiexec not installed (apt-get install mpich)")
+	}
+	bin := buildTCPCheck(t)
+	tests := []struct {
+		name    string
+		n       int
+		env     []string
+		mode    string
+		ok      bool
+		want    []string
+		inShort bool
+	}{
+		{"semantics", 4, nil, "semantics", true, []string{"rank 0 of 4: ok", "rank 1 of 4: ok", "rank 2 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
+		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
+		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
+		// Hydra ends the job itself when a process dies before finalizing:
+		// the survivors report the lost peer unless it is faster.
+		{"process exits", 4, nil, "exit", false, nil, true},
+		{"process killed", 4, nil, "kill", false, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if testing.Short() && !tt.inShort {
+				t.Skip("short")
+			}
+			start := time.Now()
+			out, code := runProgram(t, time.Minute, tt.env, mpiexec, "-n", fmt.Sprint(tt.n), bin, tt.mode)
+			if (code == 0) != tt.ok {
+				t.Errorf("exit status %d:\n%s", code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %q in:\n%s", w, out)
+				}
+			}
+			if d := time.Since(start); !tt.ok && d > 20*time.Second {
+				t.Errorf("the failed job took %v to end", d)
+			}
+		})
+	}
+}
+
+// Four processes started by the test itself, joined through the MPGO_ROOT
+// rendezvous (as under Open MPI's mpirun, which does not end the job when
+// a process dies): one kills itself mid-run, and each survivor must notice
+// within a bounded time, report the lost peer and exit non-zero.
+func TestKilledProcessWithoutLauncher(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := buildTCPCheck(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ln.Addr().String()
+	ln.Close()
+	const n = 4
+	type result struct {
+		out  string
+		code int
+		took time.Duration
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			env := []string{"OMPI_COMM_WORLD_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_SIZE=" + fmt.Sprint(n),
+				"OMPI_COMM_WORLD_LOCAL_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE=" + fmt.Sprint(n),
+				"MPGO_ROOT=" + root, "MPGO_SECRET=test"}
+			out, code := runProgram(t, time.Minute, env, bin, "kill")
+			results[r] = result{out, code, time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	for r, res := range results {
+		if res.code == 0 {
+			t.Errorf("process %d exited 0:\n%s", r, res.out)
+		}
+		if r == 1 {
+			continue // the victim
+		}
+		if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
+			t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
+		}
+		if res.took > 20*time.Second {
+			t.Errorf("process %d took %v to end", r, res.took)
+		}
+	}
+}
+
+// A program that runs the same way started plainly (four goroutine ranks)
+// or by a launcher (mpiexec -n 4 ./prog: four processes of one rank).
+func ExampleMain_underALauncher() {
+	np := 4 // a -np flag, say
+	mpgo.Main(func(w *comm.Comm) error {
+		x := []byte{byte(w.Rank())}
+		sum := make([]byte, 1)
+		return w.Allreduce(x, sum, comm.Byte, func(inout, in []byte) { inout[0] += in[0] })
+	}, mpgo.WithRanks(np))
+}
+
+// Join returns instead of exiting: the caller decides what a failure
+// means. Under mpiexec -n 3 every process prints "joined: <nil>".
+func ExampleJoin() {
+	err := mpgo.Join(func(w *comm.Comm) error {
+		return w.Barrier()
+	})
+	fmt.Println("joined:", err)
+}
