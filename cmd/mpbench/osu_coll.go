@@ -1,0 +1,71 @@
+package main
+
+import (
+	"time"
+
+	"github.com/mpgo/mpgo/typed"
+)
+
+// The collective benchmarks of the OSU Micro-Benchmarks 7.x (osu_bcast,
+// osu_reduce, osu_allreduce, osu_allgather, osu_alltoall, osu_barrier):
+// every call is timed on its own, a barrier separates the calls (but not
+// in osu_barrier), each rank averages its timed calls, and the ranks'
+// averages are reduced to their minimum, mean and maximum.
+
+// timeCalls runs op p.Skip+p.Iters times as OSU's collective loop does and
+// returns the rank 0 figures: the mean over ranks of each rank's mean
+// time, and the smallest and largest rank means.
+func timeCalls(e *env, p iterPlan, barrierBetween bool, op func() error) (sample, error) {
+	var timer time.Duration
+	for i := 0; i < p.Iters+p.Skip; i++ {
+		t0 := time.Now()
+		if err := op(); err != nil {
+			return sample{}, err
+		}
+		if d := time.Since(t0); i >= p.Skip {
+			timer += d
+		}
+		if barrierBetween {
+			if err := e.w.Barrier(); err != nil {
+				return sample{}, err
+			}
+		}
+	}
+	lo, avg, hi, _, err := e.overRanks(us(timer) / float64(p.Iters))
+	if err != nil {
+		return sample{}, err
+	}
+	return sample{mLat: avg, mMin: lo, mMax: hi}, nil
+}
+
+func osuBcast(e *env, p iterPlan) (sample, error) {
+	buf := e.sbuf[:p.Size]
+	return timeCalls(e, p, true, func() error { return e.coll.bcast(buf, 0) })
+}
+
+func osuReduce(e *env, p iterPlan) (sample, error) {
+	n := p.Size / 4
+	s, r := e.fsend[:n], e.frecv[:n]
+	return timeCalls(e, p, true, func() error { return e.coll.reduce(s, r, typed.Sum[float32], 0) })
+}
+
+func osuAllreduce(e *env, p iterPlan) (sample, error) {
+	n := p.Size / 4
+	s, r := e.fsend[:n], e.frecv[:n]
+	return timeCalls(e, p, true, func() error { return e.coll.allreduce(s, r, typed.Sum[float32]) })
+}
+
+func osuAllgather(e *env, p iterPlan) (sample, error) {
+	s, r := e.sbuf[:p.Size], e.rbuf[:p.Size*e.w.Size()]
+	return timeCalls(e, p, true, func() error { return e.coll.allgather(s, r) })
+}
+
+func osuAlltoall(e *env, p iterPlan) (sample, error) {
+	n := p.Size * e.w.Size()
+	s, r := e.sbuf[:n], e.rbuf[:n]
+	return timeCalls(e, p, true, func() error { return e.coll.alltoall(s, r) })
+}
+
+func osuBarrier(e *env, p iterPlan) (sample, error) {
+	return timeCalls(e, p, false, e.w.Barrier)
+}
