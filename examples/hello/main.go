@@ -27,37 +27,44 @@ const tagHello = 1
 func main() {
 	np := flag.Int("np", 4, "number of ranks")
 	flag.Parse()
-	if err := run(*np, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "hello:", err)
-		os.Exit(1)
-	}
+	// Started plainly: -np goroutine ranks. Under mpiexec: one rank per
+	// process, over TCP.
+	mpgo.Main(func(world *comm.Comm) error {
+		return hello(world, os.Stdout)
+	}, mpgo.WithRanks(*np))
 }
 
-// run greets from np ranks and writes the greetings to out.
+// run greets from np goroutine ranks.
 func run(np int, out io.Writer) error {
 	return mpgo.Run(np, func(world *comm.Comm) error {
-		rank, size := world.Rank(), world.Size()
-		line := fmt.Sprintf("hello from rank %d of %d", rank, size)
-		if rank != 0 {
-			if err := world.SendValue(line, 0, tagHello); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintln(out, line)
-			for r := 1; r < size; r++ {
-				var s string
-				if _, err := world.RecvValue(&s, r, tagHello); err != nil {
-					return err
-				}
-				fmt.Fprintln(out, s)
-			}
-		}
-		if err := world.Barrier(); err != nil {
+		return hello(world, out)
+	})
+}
+
+// hello greets from every rank of world; rank 0 writes the greetings to
+// out.
+func hello(world *comm.Comm, out io.Writer) error {
+	rank, size := world.Rank(), world.Size()
+	line := fmt.Sprintf("hello from rank %d of %d", rank, size)
+	if rank != 0 {
+		if err := world.SendValue(line, 0, tagHello); err != nil {
 			return err
 		}
-		if rank == 0 {
-			fmt.Fprintln(out, "ok")
+	} else {
+		fmt.Fprintln(out, line)
+		for r := 1; r < size; r++ {
+			var s string
+			if _, err := world.RecvValue(&s, r, tagHello); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, s)
 		}
-		return nil
-	})
+	}
+	if err := world.Barrier(); err != nil {
+		return err
+	}
+	if rank == 0 {
+		fmt.Fprintln(out, "ok")
+	}
+	return nil
 }

@@ -45,13 +45,15 @@ func main() {
 	owned := flag.Bool("owned", false, "hand one buffer back and forth with SendOwned/RecvOwned instead of copying")
 	flag.Parse()
 	sizes, err := parseSizes(*sizeList)
-	if err == nil {
-		err = run(*np, sizes, *iters, *owned, os.Stdout)
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pingpong:", err)
-		os.Exit(1)
+		os.Exit(2)
 	}
+	// Started plainly: -np goroutine ranks. Under mpiexec: one rank per
+	// process, over TCP.
+	mpgo.Main(func(world *comm.Comm) error {
+		return pingpong(world, sizes, *iters, *owned, os.Stdout)
+	}, mpgo.WithRanks(*np))
 }
 
 // parseSizes parses a comma-separated list of message sizes in bytes.
@@ -67,12 +69,22 @@ func parseSizes(s string) ([]int, error) {
 	return sizes, nil
 }
 
-// run ping-pongs messages of each size between ranks 0 and 1 of np ranks,
-// iters times per size (0: a default by size), and writes a table of
-// one-way latency and bandwidth to out.
+// run ping-pongs on np goroutine ranks.
 func run(np int, sizes []int, iters int, owned bool, out io.Writer) error {
 	if np < 2 {
 		return fmt.Errorf("-np %d: need at least 2 ranks", np)
+	}
+	return mpgo.Run(np, func(world *comm.Comm) error {
+		return pingpong(world, sizes, iters, owned, out)
+	})
+}
+
+// pingpong ping-pongs messages of each size between ranks 0 and 1 of
+// world, iters times per size (0: a default by size); rank 0 writes a table
+// of one-way latency and bandwidth to out.
+func pingpong(world *comm.Comm, sizes []int, iters int, owned bool, out io.Writer) error {
+	if world.Size() < 2 {
+		return fmt.Errorf("%d ranks: need at least 2", world.Size())
 	}
 	if iters < 0 {
 		return fmt.Errorf("%d iterations: need at least 0", iters)
@@ -86,32 +98,32 @@ func run(np int, sizes []int, iters int, owned bool, out io.Writer) error {
 	if owned {
 		how = "SendOwned/RecvOwned, no copy"
 	}
-	fmt.Fprintf(out, "# pingpong: ranks 0 and 1 of %d, %s\n", np, how)
-	fmt.Fprintf(out, "%10s %16s %16s\n", "size(B)", "latency(µs)", "bandwidth(MB/s)")
-	return mpgo.Run(np, func(world *comm.Comm) error {
-		if world.Rank() > 1 {
-			return nil
-		}
-		p := pair{c: typed.Of[byte](world), owned: owned}
-		for _, size := range sizes {
-			n := iters
-			if n == 0 {
-				n = 1000
-				if size > 8<<10 {
-					n = 100
-				}
-			}
-			d, err := p.pingpong(size, max(1, n/10), n)
-			if err != nil {
-				return fmt.Errorf("%d-byte messages: %w", size, err)
-			}
-			if world.Rank() == 0 {
-				lat := d.Seconds() * 1e6 / float64(2*n) // µs, one way
-				fmt.Fprintf(out, "%10d %16.2f %16.2f\n", size, lat, float64(size)/lat)
-			}
-		}
+	if world.Rank() == 0 {
+		fmt.Fprintf(out, "# pingpong: ranks 0 and 1 of %d, %s\n", world.Size(), how)
+		fmt.Fprintf(out, "%10s %16s %16s\n", "size(B)", "latency(µs)", "bandwidth(MB/s)")
+	}
+	if world.Rank() > 1 {
 		return nil
-	})
+	}
+	p := pair{c: typed.Of[byte](world), owned: owned}
+	for _, size := range sizes {
+		n := iters
+		if n == 0 {
+			n = 1000
+			if size > 8<<10 {
+				n = 100
+			}
+		}
+		d, err := p.pingpong(size, max(1, n/10), n)
+		if err != nil {
+			return fmt.Errorf("%d-byte messages: %w", size, err)
+		}
+		if world.Rank() == 0 {
+			lat := d.Seconds() * 1e6 / float64(2*n) // µs, one way
+			fmt.Fprintf(out, "%10d %16.2f %16.2f\n", size, lat, float64(size)/lat)
+		}
+	}
+	return nil
 }
 
 // pair is rank 0's or rank 1's end of the ping-pong.
