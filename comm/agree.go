@@ -41,6 +41,8 @@ const (
 	colorIntercommLocal = -6
 	colorMerge          = -7
 	colorNeighbor       = -8
+	colorHierNode       = -9  // coll_hier.go: the members in one process
+	colorHierLeaders    = -10 // coll_hier.go: one member per process
 )
 
 // agree gathers every member's words (the same number on each) to all

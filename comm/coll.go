@@ -136,12 +136,17 @@ const (
 	AlgBruck
 	// AlgPairwise: n-1 steps, each rank exchanging with one partner.
 	AlgPairwise
+	// AlgHierarchical: two levels, on a communicator whose members run in
+	// several processes, several of them in some: the members of each
+	// process meet through shared memory, one leader per process talks to
+	// the other leaders (coll_hier.go).
+	AlgHierarchical
 	numAlgs
 )
 
 var algNames = [numAlgs]string{"auto", "shared-memory", "dissemination", "flat", "binomial",
 	"recursive-doubling", "recursive-halving", "rabenseifner", "scatter-allgather", "ring",
-	"bruck", "pairwise"}
+	"bruck", "pairwise", "hierarchical"}
 
 func (a Algorithm) String() string {
 	if a < numAlgs {
@@ -152,10 +157,10 @@ func (a Algorithm) String() string {
 
 // collAlgs lists the algorithms of each collective, shared memory first.
 var collAlgs = [numColls][]Algorithm{
-	CollBarrier:       {AlgSharedMemory, AlgDissemination},
-	CollBcast:         {AlgSharedMemory, AlgBinomial, AlgScatterAllgather, AlgFlat},
+	CollBarrier:       {AlgSharedMemory, AlgDissemination, AlgHierarchical},
+	CollBcast:         {AlgSharedMemory, AlgBinomial, AlgScatterAllgather, AlgFlat, AlgHierarchical},
 	CollReduce:        {AlgSharedMemory, AlgBinomial, AlgRabenseifner, AlgFlat},
-	CollAllreduce:     {AlgSharedMemory, AlgRecursiveDoubling, AlgRabenseifner},
+	CollAllreduce:     {AlgSharedMemory, AlgRecursiveDoubling, AlgRabenseifner, AlgHierarchical},
 	CollGather:        {AlgSharedMemory, AlgBinomial, AlgFlat},
 	CollScatter:       {AlgSharedMemory, AlgBinomial, AlgFlat},
 	CollAllgather:     {AlgSharedMemory, AlgBruck, AlgRing},
@@ -201,6 +206,9 @@ func (c *Comm) SetAlgorithm(coll Collective, alg Algorithm) error {
 	if alg == AlgSharedMemory && !c.sharedMemory() {
 		return fmt.Errorf("comm: %v on %s: members in other processes: %w", alg, c, ErrNotSupported)
 	}
+	if alg == AlgHierarchical && c.hier() == nil {
+		return fmt.Errorf("comm: %v on %s: needs members in several processes, several in some, each process's a range of ranks: %w", alg, c, ErrNotSupported)
+	}
 	c.state().algs[coll] = alg
 	return nil
 }
@@ -220,6 +228,9 @@ func (c *Comm) Algorithm(coll Collective) Algorithm {
 type collState struct {
 	algs  [numColls]Algorithm
 	local int8 // sharedMemory: 0 not known yet, 1 yes, -1 no
+
+	hier     *hierComms // two-level collectives (coll_hier.go); nil when c has no such shape
+	hierSeen bool       // hier has been worked out
 
 	shm      *shmComm // nil until the first shared-memory collective
 	gen      uint64   // shared-memory collectives so far: parity selects slots and staging
@@ -265,13 +276,16 @@ func (c *Comm) pick(coll Collective, auto func() Algorithm) Algorithm {
 	if c.sharedMemory() {
 		return AlgSharedMemory
 	}
+	if hierarchical(coll) && c.hier() != nil {
+		return AlgHierarchical
+	}
 	return auto()
 }
 
 // pickP2P is pick for the non-blocking collectives, which run only
 // point-to-point algorithms.
 func (c *Comm) pickP2P(coll Collective, auto func() Algorithm) Algorithm {
-	if a := c.state().algs[coll]; a != AlgAuto && a != AlgSharedMemory {
+	if a := c.state().algs[coll]; a != AlgAuto && a != AlgSharedMemory && a != AlgHierarchical {
 		return a
 	}
 	return auto()

@@ -3,7 +3,8 @@ package comm
 // barrier is the barrier with a choice of algorithm: on a communicator
 // whose members share memory, one gate (every rank parks once and the last
 // arriver wakes all at once, by closing one channel); otherwise the
-// dissemination algorithm. [Comm.Barrier] is meant to call it.
+// dissemination algorithm, or both, in two levels, on a communicator that
+// spans processes with several members in some (coll_hier.go).
 func (c *Comm) barrier() error {
 	if err := c.collUsable("barrier"); err != nil {
 		return err
@@ -11,8 +12,11 @@ func (c *Comm) barrier() error {
 	if c.size == 1 {
 		return nil
 	}
-	if c.pick(CollBarrier, func() Algorithm { return AlgDissemination }) == AlgSharedMemory {
+	switch c.pick(CollBarrier, func() Algorithm { return AlgDissemination }) {
+	case AlgSharedMemory:
 		return c.barrierShm()
+	case AlgHierarchical:
+		return c.barrierHier()
 	}
 	x := c.call("barrier", Byte, nil)
 	x.dissemination()

@@ -16,15 +16,23 @@ func (c *Comm) Bcast(buf []byte, t Type, root int) error {
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
-	local := whole(what, "buffer", buf, t)
+	return c.bcast(buf, t, root, whole(what, "buffer", buf, t))
+}
+
+// bcast is Bcast past the checks that need no communication; with local
+// non-nil it fails with it on this rank and makes the others fail too.
+func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 	if c.size == 1 {
 		return local
 	}
 	alg := c.pick(CollBcast, func() Algorithm { return autoBcast(len(buf), c.size) })
-	if alg == AlgSharedMemory {
+	switch alg {
+	case AlgSharedMemory:
 		return c.bcastShm(buf, t, root, local)
+	case AlgHierarchical:
+		return c.bcastHier(buf, t, root, local)
 	}
-	x := c.call(what, t, nil)
+	x := c.call("bcast", t, nil)
 	if local != nil {
 		x.fail(local)
 	}

@@ -23,6 +23,11 @@ func (c *Comm) Reduce(send, recv []byte, t Type, op Op, root int) error {
 			recv = alignedBytes(len(send)) // go on, to fail with the others
 		}
 	}
+	return c.reduce(send, recv, t, op, root, local)
+}
+
+// reduce is Reduce past the checks that need no communication.
+func (c *Comm) reduce(send, recv []byte, t Type, op Op, root int, local error) error {
 	if c.size == 1 {
 		if local == nil {
 			copy(recv, send)
@@ -38,7 +43,7 @@ func (c *Comm) Reduce(send, recv []byte, t Type, op Op, root int) error {
 	if alg == AlgSharedMemory {
 		return c.reduceShm(send, recv, t, op, root, local)
 	}
-	x := c.call(what, t, op)
+	x := c.call("reduce", t, op)
 	if local != nil {
 		x.fail(local)
 	}
@@ -68,6 +73,11 @@ func (c *Comm) Allreduce(send, recv []byte, t Type, op Op) error {
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
+	return c.allreduce(send, recv, t, op, local)
+}
+
+// allreduce is Allreduce past the checks that need no communication.
+func (c *Comm) allreduce(send, recv []byte, t Type, op Op, local error) error {
 	if c.size == 1 {
 		if local == nil {
 			copy(recv, send)
@@ -75,10 +85,13 @@ func (c *Comm) Allreduce(send, recv []byte, t Type, op Op) error {
 		return local
 	}
 	alg := c.pick(CollAllreduce, func() Algorithm { return autoAllreduce(len(send), c.size) })
-	if alg == AlgSharedMemory {
+	switch alg {
+	case AlgSharedMemory:
 		return c.allreduceShm(send, recv, t, op, local)
+	case AlgHierarchical:
+		return c.allreduceHier(send, recv, t, op, local)
 	}
-	x := c.call(what, t, op)
+	x := c.call("allreduce", t, op)
 	if local != nil {
 		x.fail(local)
 	}

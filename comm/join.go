@@ -229,7 +229,7 @@ func joinKV(kv pmi.Job, cfg JobConfig, getenv func(string) string) (*Job, error)
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := NewWorld(procs*k, Config{EagerLimit: cfg.EagerLimit, Local: ranks, Device: dev})
+	w, err := NewWorld(procs*k, Config{EagerLimit: cfg.EagerLimit, Local: ranks, Device: dev, Process: dev.owner})
 	if err != nil {
 		return nil, err
 	}

@@ -19,10 +19,11 @@ import (
 type World struct {
 	eps        []endpoint
 	eagerLimit int
-	yields     int          // see pollYields
-	dev        Device       // nil when every rank is local
-	pool       *buffer.Pool // eager copies
-	local      []bool       // which world ranks run here; nil: all
+	yields     int           // see pollYields
+	dev        Device        // nil when every rank is local
+	pool       *buffer.Pool  // eager copies
+	local      []bool        // which world ranks run here; nil: all
+	process    func(int) int // Config.Process
 
 	state atomic.Int32          // stateRunning, stateAborted, stateClosed
 	cause atomic.Pointer[error] // why the world aborted, when a device said (tcp.go)
@@ -61,6 +62,12 @@ type Config struct {
 	// when Local leaves ranks out. The deadlock detector sees only this
 	// process, so it is not run with a device.
 	Device Device
+	// Process tells which process runs each world rank (any numbering the
+	// processes agree on). With it, collectives on communicators that span
+	// processes with several members in some work in two levels (shared
+	// memory inside each process, the device between one leader per
+	// process). Nil: one level.
+	Process func(rank int) int
 }
 
 // endpoint is one rank of a world: its inbox and what it is parked on.
@@ -119,7 +126,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comm: eager pool: %w", err)
 	}
-	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, pool: pool}
+	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, process: cfg.Process, pool: pool}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
 	}
