@@ -1,0 +1,745 @@
+//go:build rdma
+
+package fabric
+
+/*
+#cgo LDFLAGS: -lfabric
+#include <stdlib.h>
+#include <string.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+// mp_ctx is an operation's context: the fi_context2 scratch space that
+// providers with FI_CONTEXT/FI_CONTEXT2 mode use, then the caller's id.
+typedef struct {
+	struct fi_context2 fc;
+	uint64_t id;
+} mp_ctx;
+
+typedef struct {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	mp_ctx *ctx;
+	uint32_t nctx;
+	int waitable;
+} mp_ep;
+
+// The memory registration modes mpgo handles; what the provider returns
+// in domain_attr->mr_mode is what the program acts on.
+#define MP_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
+
+static int mp_getinfo(const char *prov, const char *dom, int safe, struct fi_info **out) {
+	struct fi_info *hints = fi_allocinfo();
+	if (!hints) return -FI_ENOMEM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = MP_MR_MODES;
+	hints->domain_attr->threading = safe ? FI_THREAD_SAFE : FI_THREAD_UNSPEC;
+	if (prov && *prov) hints->fabric_attr->prov_name = strdup(prov);
+	if (dom && *dom) hints->domain_attr->name = strdup(dom);
+	int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
+	fi_freeinfo(hints);
+	return rc;
+}
+
+static void mp_close_fid(struct fid *f) { if (f) fi_close(f); }
+
+static void mp_close(mp_ep *e) {
+	if (!e) return;
+	if (e->ep) fi_close(&e->ep->fid);
+	if (e->av) fi_close(&e->av->fid);
+	if (e->cq) fi_close(&e->cq->fid);
+	if (e->domain) fi_close(&e->domain->fid);
+	if (e->fabric) fi_close(&e->fabric->fid);
+	if (e->info) fi_freeinfo(e->info);
+	free(e->ctx);
+	free(e);
+}
+
+// mp_open opens the endpoint described by info (which it takes over).
+static int mp_open(struct fi_info *info, uint32_t nctx, mp_ep **out, const char **step) {
+	int rc;
+	mp_ep *e = calloc(1, sizeof *e);
+	if (!e) { fi_freeinfo(info); return -FI_ENOMEM; }
+	e->info = info;
+	e->ctx = calloc(nctx, sizeof(mp_ctx));
+	e->nctx = nctx;
+	if (!e->ctx) { rc = -FI_ENOMEM; *step = "contexts"; goto fail; }
+	*step = "fi_fabric";
+	if ((rc = fi_fabric(info->fabric_attr, &e->fabric, NULL))) goto fail;
+	*step = "fi_domain";
+	if ((rc = fi_domain(e->fabric, info, &e->domain, NULL))) goto fail;
+	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_UNSPEC, .size = 0 };
+	*step = "fi_cq_open";
+	if (fi_cq_open(e->domain, &cq, &e->cq, NULL) == 0) {
+		e->waitable = 1;
+	} else {
+		cq.wait_obj = FI_WAIT_NONE;
+		if ((rc = fi_cq_open(e->domain, &cq, &e->cq, NULL))) goto fail;
+	}
+	struct fi_av_attr av = { .type = info->domain_attr->av_type == FI_AV_UNSPEC ? FI_AV_TABLE : info->domain_attr->av_type };
+	*step = "fi_av_open";
+	if ((rc = fi_av_open(e->domain, &av, &e->av, NULL))) goto fail;
+	*step = "fi_endpoint";
+	if ((rc = fi_endpoint(e->domain, info, &e->ep, NULL))) goto fail;
+	*step = "fi_ep_bind(cq)";
+	if ((rc = fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV))) goto fail;
+	*step = "fi_ep_bind(av)";
+	if ((rc = fi_ep_bind(e->ep, &e->av->fid, 0))) goto fail;
+	*step = "fi_enable";
+	if ((rc = fi_enable(e->ep))) goto fail;
+	*out = e;
+	return 0;
+fail:
+	mp_close(e);
+	return rc;
+}
+
+static int mp_getname(mp_ep *e, void *buf, size_t *len) { return fi_getname(&e->ep->fid, buf, len); }
+
+static int mp_av_insert(mp_ep *e, const void *addrs, size_t n, fi_addr_t *out) {
+	return fi_av_insert(e->av, addrs, n, out, 0, NULL);
+}
+
+static void *mp_ctx_at(mp_ep *e, uint32_t slot, uint64_t id) {
+	e->ctx[slot].id = id;
+	return &e->ctx[slot];
+}
+
+static ssize_t mp_send(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t dest, uint32_t slot, uint64_t id) {
+	return fi_send(e->ep, buf, len, desc, dest, mp_ctx_at(e, slot, id));
+}
+
+static ssize_t mp_recv(mp_ep *e, void *buf, size_t len, void *desc, uint32_t slot, uint64_t id) {
+	return fi_recv(e->ep, buf, len, desc, FI_ADDR_UNSPEC, mp_ctx_at(e, slot, id));
+}
+
+static ssize_t mp_write(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t dest,
+		uint64_t raddr, uint64_t key, uint64_t flags, uint32_t slot, uint64_t id) {
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = raddr, .len = len, .key = key };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = mp_ctx_at(e, slot, id),
+	};
+	return fi_writemsg(e->ep, &msg, FI_COMPLETION | flags);
+}
+
+// mp_poll reads up to max completions: their slots, lengths and flags.
+// On a completion with an error it returns -FI_EAVAIL after the good ones
+// (n holds how many) and fills the error entry.
+static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens, uint64_t *flags, size_t max,
+		int timeout_ms, uint32_t *eslot, uint64_t *eid, int *eerr, int *eprov, char *emsg, size_t emsglen) {
+	struct fi_cq_data_entry ents[32];
+	if (max > 32) max = 32;
+	ssize_t n = timeout_ms < 0 ? fi_cq_read(e->cq, ents, max) : fi_cq_sread(e->cq, ents, max, NULL, timeout_ms);
+	if (n > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			mp_ctx *c = ents[i].op_context;
+			slots[i] = (uint32_t)(c - e->ctx);
+			ids[i] = c->id;
+			lens[i] = ents[i].len;
+			flags[i] = ents[i].flags;
+		}
+		return n;
+	}
+	if (n != -FI_EAVAIL) return n;
+	struct fi_cq_err_entry err;
+	memset(&err, 0, sizeof err);
+	ssize_t rc = fi_cq_readerr(e->cq, &err, 0);
+	if (rc < 0) return rc;
+	mp_ctx *c = err.op_context;
+	*eslot = c ? (uint32_t)(c - e->ctx) : UINT32_MAX;
+	*eid = c ? c->id : 0;
+	*eerr = err.err;
+	*eprov = err.prov_errno;
+	const char *s = fi_cq_strerror(e->cq, err.prov_errno, err.err_data, NULL, 0);
+	if (s) { strncpy(emsg, s, emsglen - 1); emsg[emsglen - 1] = 0; } else emsg[0] = 0;
+	return -FI_EAVAIL;
+}
+
+static int mp_signal(mp_ep *e) { return fi_cq_signal(e->cq); }
+
+static int mp_mr_reg(mp_ep *e, void *buf, size_t len, uint64_t access, uint64_t key, struct fid_mr **mr) {
+	int rc = fi_mr_reg(e->domain, buf, len, access, 0, key, 0, mr, NULL);
+	if (rc) return rc;
+	if (e->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		if ((rc = fi_mr_bind(*mr, &e->ep->fid, 0)) || (rc = fi_mr_enable(*mr))) {
+			fi_close(&(*mr)->fid);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static uint64_t mp_mr_key(struct fid_mr *mr) { return fi_mr_key(mr); }
+static void *mp_mr_desc(struct fid_mr *mr) { return fi_mr_desc(mr); }
+static int mp_mr_close(struct fid_mr *mr) { return fi_close(&mr->fid); }
+
+static const char *mp_prov(struct fi_info *i) { return i->fabric_attr->prov_name; }
+static const char *mp_fabric(struct fi_info *i) { return i->fabric_attr->name; }
+static const char *mp_domain(struct fi_info *i) { return i->domain_attr->name; }
+static uint64_t mp_mr_mode(struct fi_info *i) { return (uint64_t)i->domain_attr->mr_mode; }
+static size_t mp_mr_key_size(struct fi_info *i) { return i->domain_attr->mr_key_size; }
+static int mp_threading(struct fi_info *i) { return i->domain_attr->threading; }
+static uint64_t mp_msg_order(struct fi_info *i) { return i->tx_attr->msg_order; }
+static size_t mp_tx_size(struct fi_info *i) { return i->tx_attr->size; }
+static size_t mp_rx_size(struct fi_info *i) { return i->rx_attr->size; }
+static size_t mp_max_msg(struct fi_info *i) { return i->ep_attr->max_msg_size; }
+static size_t mp_inject(struct fi_info *i) { return i->tx_attr->inject_size; }
+static uint64_t mp_caps(struct fi_info *i) { return i->caps; }
+static uint64_t mp_mode(struct fi_info *i) { return i->mode; }
+static int mp_progress(struct fi_info *i) { return i->domain_attr->data_progress; }
+static struct fi_info *mp_next(struct fi_info *i) { return i->next; }
+static struct fi_info *mp_dup(struct fi_info *i) { return fi_dupinfo(i); }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Sentinel errors. Every error the package returns wraps one of them or
+// is an [*Error] from the provider.
+var (
+	// ErrNoProvider reports that no provider offers what mpgo needs
+	// (FI_EP_RDM with FI_MSG, FI_TAGGED and FI_RMA, under the given name).
+	ErrNoProvider = errors.New("fabric: no suitable provider")
+	// ErrAgain reports a transient lack of resources (the provider's queue
+	// or the endpoint's contexts are full): progress, then retry.
+	ErrAgain = errors.New("fabric: resources busy, try again")
+	// ErrClosed reports an operation on a closed endpoint or region.
+	ErrClosed = errors.New("fabric: endpoint closed")
+	// ErrArg reports an invalid argument.
+	ErrArg = errors.New("fabric: invalid argument")
+)
+
+// Error is a failure that libfabric reported.
+type Error struct {
+	Op   string // the libfabric call, or "completion"
+	Code int    // the positive FI_E* code
+	Prov int    // the provider's own error number (completions only)
+	Msg  string // the provider's text, when it gave one
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("fabric: %s: %s (%d)", e.Op, C.GoString(C.fi_strerror(C.int(e.Code))), e.Code)
+	if e.Msg != "" {
+		s += ": " + e.Msg
+	}
+	return s
+}
+
+// Is makes an FI_EAGAIN error match [ErrAgain].
+func (e *Error) Is(target error) bool { return target == ErrAgain && e.Code == C.FI_EAGAIN }
+
+// errOf converts a negative libfabric return code into an error.
+func errOf(op string, rc C.ssize_t) error {
+	if rc >= 0 {
+		return nil
+	}
+	return &Error{Op: op, Code: int(-rc)}
+}
+
+// MRMode is the provider's memory registration mode (FI_MR_* bits).
+type MRMode uint64
+
+// The registration modes the package acts on.
+const (
+	// MRLocal: local buffers of data transfers need a registration (desc).
+	MRLocal MRMode = C.FI_MR_LOCAL
+	// MRVirtAddr: remote addresses are virtual addresses, not offsets
+	// into the region.
+	MRVirtAddr MRMode = C.FI_MR_VIRT_ADDR
+	// MRAllocated: only allocated (backed) memory can be registered.
+	MRAllocated MRMode = C.FI_MR_ALLOCATED
+	// MRProvKey: the provider chooses the keys (fi_mr_key).
+	MRProvKey MRMode = C.FI_MR_PROV_KEY
+	// MREndpoint: a region is bound to the endpoint and enabled.
+	MREndpoint MRMode = C.FI_MR_ENDPOINT
+)
+
+func (m MRMode) String() string {
+	var s []string
+	for _, b := range []struct {
+		m MRMode
+		n string
+	}{{MRLocal, "local"}, {MRVirtAddr, "virt_addr"}, {MRAllocated, "allocated"}, {MRProvKey, "prov_key"}, {MREndpoint, "endpoint"}} {
+		if m&b.m != 0 {
+			s = append(s, b.n)
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, "|")
+}
+
+// Info describes the endpoint the provider gave.
+type Info struct {
+	Provider, Fabric, Domain string
+	MRMode                   MRMode // as returned by the provider, not as asked
+	KeySize                  int    // bytes of a registration key
+	ThreadSafe               bool   // FI_THREAD_SAFE: no lock around calls
+	WriteOrdered             bool   // FI_ORDER_WAS: a send after a write arrives after it
+	ManualProgress           bool   // data moves only while the application calls in
+	Waitable                 bool   // Poll can block on the completion queue
+	TxSize, RxSize           int
+	MaxMsgSize, InjectSize   int
+}
+
+// Config selects the provider.
+type Config struct {
+	// Provider names the provider ("tcp", "shm", "verbs", "efa", "cxi";
+	// a layered one as "tcp;ofi_rxm"). Empty: the first libfabric offers,
+	// within FI_PROVIDER when that is set.
+	Provider string
+	// Domain names the domain (a NIC or interface, e.g. "lo", "mlx5_0").
+	// Empty: the provider's first.
+	Domain string
+	// Contexts bounds the operations in flight (0: the provider's
+	// transmit plus receive queue sizes).
+	Contexts int
+}
+
+// Addr is a peer's address in the endpoint's address vector.
+type Addr uint64
+
+// Access says what a registered region is used for.
+type Access uint64
+
+// Access flags.
+const (
+	AccessSend        Access = C.FI_SEND
+	AccessRecv        Access = C.FI_RECV
+	AccessWrite       Access = C.FI_WRITE
+	AccessRemoteWrite Access = C.FI_REMOTE_WRITE
+)
+
+// Op is the kind of a completed operation.
+type Op uint8
+
+// Operation kinds.
+const (
+	OpSend Op = iota + 1
+	OpRecv
+	OpWrite
+)
+
+// Completion is one completed operation.
+type Completion struct {
+	ID  uint64 // the id the operation was posted with
+	Len int    // received bytes (OpRecv)
+	Op  Op     // OpSend, OpRecv, OpWrite; zero for an error with no context
+	Err error  // non-nil: the operation failed (an *Error)
+}
+
+// Endpoint is one FI_EP_RDM endpoint with its fabric, domain, address
+// vector and completion queue. Safe for concurrent use: calls into a
+// provider that is not FI_THREAD_SAFE are serialized.
+type Endpoint struct {
+	c    *C.mp_ep
+	info Info
+
+	life    sync.RWMutex // held (read) across every call into the provider; Close takes it
+	serial  sync.Mutex   // serializes calls when the provider is not thread safe
+	closing atomic.Bool
+
+	slotMu sync.Mutex
+	free   []uint32 // free context slots
+	ops    []Op     // per slot: the kind of operation using it
+
+	nextKey atomic.Uint64
+}
+
+// Open opens an endpoint on the provider cfg names.
+func Open(cfg Config) (*Endpoint, error) {
+	if cfg.Contexts < 0 {
+		return nil, fmt.Errorf("fabric: %d contexts: %w", cfg.Contexts, ErrArg)
+	}
+	prov, dom := C.CString(cfg.Provider), C.CString(cfg.Domain)
+	defer C.free(unsafe.Pointer(prov))
+	defer C.free(unsafe.Pointer(dom))
+	var list *C.struct_fi_info
+	rc := C.mp_getinfo(prov, dom, 1, &list)
+	if rc == -C.FI_ENODATA {
+		rc = C.mp_getinfo(prov, dom, 0, &list) // serialize calls ourselves
+	}
+	if rc == -C.FI_ENODATA || (rc == 0 && list == nil) {
+		return nil, fmt.Errorf("%w: provider %q domain %q: none offers FI_EP_RDM with FI_MSG|FI_TAGGED|FI_RMA", ErrNoProvider, cfg.Provider, cfg.Domain)
+	}
+	if rc != 0 {
+		return nil, errOf("fi_getinfo", C.ssize_t(rc))
+	}
+	info := C.mp_dup(list) // the first: libfabric lists the best first
+	C.fi_freeinfo(list)
+	if info == nil {
+		return nil, errOf("fi_dupinfo", -C.FI_ENOMEM)
+	}
+	in := Info{
+		Provider:       C.GoString(C.mp_prov(info)),
+		Fabric:         C.GoString(C.mp_fabric(info)),
+		Domain:         C.GoString(C.mp_domain(info)),
+		MRMode:         MRMode(C.mp_mr_mode(info)),
+		KeySize:        int(C.mp_mr_key_size(info)),
+		ThreadSafe:     C.mp_threading(info) == C.FI_THREAD_SAFE,
+		WriteOrdered:   C.mp_msg_order(info)&C.FI_ORDER_WAS != 0,
+		ManualProgress: C.mp_progress(info) == C.FI_PROGRESS_MANUAL,
+		TxSize:         int(C.mp_tx_size(info)),
+		RxSize:         int(C.mp_rx_size(info)),
+		MaxMsgSize:     int(min(uint64(C.mp_max_msg(info)), 1<<62)),
+		InjectSize:     int(C.mp_inject(info)),
+	}
+	if extra := in.MRMode &^ (MRLocal | MRVirtAddr | MRAllocated | MRProvKey | MREndpoint); extra != 0 {
+		C.fi_freeinfo(info)
+		return nil, fmt.Errorf("%w: provider %s asks for memory registration mode %#x", ErrNoProvider, in.Provider, uint64(extra))
+	}
+	n := cfg.Contexts
+	if n == 0 {
+		n = min(max(in.TxSize, 64)+max(in.RxSize, 64), 1<<16)
+	}
+	var c *C.mp_ep
+	var step *C.char
+	if rc := C.mp_open(info, C.uint32_t(n), &c, &step); rc != 0 {
+		return nil, errOf(C.GoString(step), C.ssize_t(rc))
+	}
+	in.Waitable = c.waitable != 0
+	e := &Endpoint{c: c, info: in, free: make([]uint32, n), ops: make([]Op, n)}
+	for i := range e.free {
+		e.free[i] = uint32(n - 1 - i)
+	}
+	e.nextKey.Store(1)
+	return e, nil
+}
+
+// Info describes the endpoint.
+func (e *Endpoint) Info() Info { return e.info }
+
+// enter starts a call into the provider; leave must follow.
+func (e *Endpoint) enter() error {
+	e.life.RLock()
+	if e.c == nil {
+		e.life.RUnlock()
+		return ErrClosed
+	}
+	if !e.info.ThreadSafe {
+		e.serial.Lock()
+	}
+	return nil
+}
+
+func (e *Endpoint) leave() {
+	if !e.info.ThreadSafe {
+		e.serial.Unlock()
+	}
+	e.life.RUnlock()
+}
+
+// Name returns the endpoint's address (fi_getname), to publish to peers.
+func (e *Endpoint) Name() ([]byte, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	buf := make([]byte, 256)
+	for {
+		n := C.size_t(len(buf))
+		rc := C.mp_getname(e.c, unsafe.Pointer(&buf[0]), &n)
+		if rc == -C.FI_ETOOSMALL && int(n) > len(buf) {
+			buf = make([]byte, n)
+			continue
+		}
+		if rc != 0 {
+			return nil, errOf("fi_getname", C.ssize_t(rc))
+		}
+		return buf[:n], nil
+	}
+}
+
+// Insert adds the peers' names (as [Endpoint.Name] returned them) to the
+// address vector and returns their addresses, in order.
+func (e *Endpoint) Insert(names [][]byte) ([]Addr, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	size := len(names[0])
+	if size == 0 {
+		return nil, fmt.Errorf("fabric: empty address: %w", ErrArg)
+	}
+	flat := make([]byte, 0, size*len(names))
+	for i, n := range names {
+		if len(n) != size {
+			return nil, fmt.Errorf("fabric: address %d is %d bytes, address 0 %d: %w", i, len(n), size, ErrArg)
+		}
+		flat = append(flat, n...)
+	}
+	out := make([]C.fi_addr_t, len(names))
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	rc := C.mp_av_insert(e.c, unsafe.Pointer(&flat[0]), C.size_t(len(names)), &out[0])
+	if int(rc) != len(names) {
+		if rc >= 0 {
+			return nil, fmt.Errorf("fabric: fi_av_insert: %d of %d addresses inserted: %w", rc, len(names), ErrArg)
+		}
+		return nil, errOf("fi_av_insert", C.ssize_t(rc))
+	}
+	addrs := make([]Addr, len(names))
+	for i, a := range out {
+		addrs[i] = Addr(a)
+	}
+	return addrs, nil
+}
+
+// takeSlot reserves a context for an operation of kind op.
+func (e *Endpoint) takeSlot(op Op) (uint32, error) {
+	e.slotMu.Lock()
+	defer e.slotMu.Unlock()
+	n := len(e.free)
+	if n == 0 {
+		return 0, ErrAgain
+	}
+	s := e.free[n-1]
+	e.free = e.free[:n-1]
+	e.ops[s] = op
+	return s, nil
+}
+
+func (e *Endpoint) putSlot(s uint32) {
+	e.slotMu.Lock()
+	e.free = append(e.free, s)
+	e.slotMu.Unlock()
+}
+
+// ptr returns the address of b's first byte (nil when b is empty).
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+// post runs a data transfer call with a fresh context.
+func (e *Endpoint) post(op Op, name string, call func(slot C.uint32_t) C.ssize_t) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	s, err := e.takeSlot(op)
+	if err != nil {
+		return err
+	}
+	if rc := call(C.uint32_t(s)); rc != 0 {
+		e.putSlot(s)
+		return errOf(name, rc)
+	}
+	return nil
+}
+
+// Send posts a send of b to dst (fi_send). b must be off the Go heap or
+// pinned until the completion with id is polled; desc is its region's
+// (needed when the mode has [MRLocal]). Fails with an error matching
+// [ErrAgain] when the queue is full.
+func (e *Endpoint) Send(dst Addr, b []byte, desc *MR, id uint64) error {
+	return e.post(OpSend, "fi_send", func(s C.uint32_t) C.ssize_t {
+		return C.mp_send(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), C.fi_addr_t(dst), s, C.uint64_t(id))
+	})
+}
+
+// Recv posts a receive into b (fi_recv), from any peer; as for Send, b
+// must stay valid until its completion.
+func (e *Endpoint) Recv(b []byte, desc *MR, id uint64) error {
+	return e.post(OpRecv, "fi_recv", func(s C.uint32_t) C.ssize_t {
+		return C.mp_recv(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), s, C.uint64_t(id))
+	})
+}
+
+// Write posts an RMA write of b into dst's registered memory at raddr
+// with key (fi_writemsg). With delivery set, the completion means the
+// data is in the target's memory (FI_DELIVERY_COMPLETE); otherwise only
+// that b may be reused.
+func (e *Endpoint) Write(dst Addr, b []byte, desc *MR, raddr, key uint64, delivery bool, id uint64) error {
+	var flags C.uint64_t
+	if delivery {
+		flags = C.FI_DELIVERY_COMPLETE
+	}
+	return e.post(OpWrite, "fi_writemsg", func(s C.uint32_t) C.ssize_t {
+		return C.mp_write(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), C.fi_addr_t(dst),
+			C.uint64_t(raddr), C.uint64_t(key), flags, s, C.uint64_t(id))
+	})
+}
+
+// Poll reaps completed operations into out and returns how many. With
+// wait > 0 milliseconds it blocks up to that long for the first (when the
+// endpoint is [Info.Waitable] and thread safe; otherwise it only polls).
+// It drives the provider's progress, so with manual progress someone must
+// call it for data to move.
+func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
+	if len(out) == 0 {
+		return 0, nil
+	}
+	if !e.info.Waitable || !e.info.ThreadSafe || e.closing.Load() {
+		waitMS = -1
+	} else if waitMS <= 0 {
+		waitMS = -1
+	}
+	if err := e.enter(); err != nil {
+		return 0, err
+	}
+	defer e.leave()
+	const batch = 32
+	var (
+		slots            [batch]C.uint32_t
+		ids, lens, flags [batch]C.uint64_t
+		eslot            C.uint32_t
+		eid              C.uint64_t
+		eerr, eprov      C.int
+		emsg             [256]C.char
+	)
+	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], C.size_t(min(len(out), batch)), C.int(waitMS),
+		&eslot, &eid, &eerr, &eprov, &emsg[0], C.size_t(len(emsg)))
+	switch {
+	case n > 0:
+		e.slotMu.Lock()
+		for i := range int(n) {
+			out[i] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]]}
+			e.free = append(e.free, uint32(slots[i]))
+		}
+		e.slotMu.Unlock()
+		return int(n), nil
+	case n == -C.FI_EAGAIN || n == 0:
+		return 0, nil
+	case n == -C.FI_EAVAIL:
+		c := Completion{Err: &Error{Op: "completion", Code: int(eerr), Prov: int(eprov), Msg: C.GoString(&emsg[0])}}
+		if eslot != C.UINT32_MAX {
+			e.slotMu.Lock()
+			c.ID, c.Op = uint64(eid), e.ops[eslot]
+			e.free = append(e.free, uint32(eslot))
+			e.slotMu.Unlock()
+		}
+		out[0] = c
+		return 1, nil
+	}
+	return 0, errOf("fi_cq_read", n)
+}
+
+// Wake makes a Poll blocked on the completion queue return.
+func (e *Endpoint) Wake() {
+	if e.enter() == nil {
+		C.mp_signal(e.c)
+		e.leave()
+	}
+}
+
+// Close closes the endpoint and its fabric objects. Operations still in
+// flight are abandoned (their buffers are no longer used once Close
+// returns). Regions must be closed first. Close is idempotent.
+func (e *Endpoint) Close() error {
+	if e.closing.Swap(true) {
+		return nil
+	}
+	e.Wake()
+	e.life.Lock()
+	defer e.life.Unlock()
+	C.mp_close(e.c)
+	e.c = nil
+	return nil
+}
+
+// MR is a registered memory region.
+type MR struct {
+	e    *Endpoint
+	mr   *C.struct_fid_mr
+	desc unsafe.Pointer // fi_mr_desc: C memory
+	key  uint64
+	base uintptr
+	size int
+}
+
+// Register registers b for the given uses (fi_mr_reg, then fi_mr_bind and
+// fi_mr_enable when the mode has [MREndpoint]). The key is the
+// provider's when the mode has [MRProvKey], the package's otherwise. b
+// must stay valid, and pinned if it is Go memory, until the MR is closed.
+func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("fabric: registering an empty region: %w", ErrArg)
+	}
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	var req uint64
+	if e.info.MRMode&MRProvKey == 0 {
+		req = e.nextKey.Add(1)
+	}
+	var mr *C.struct_fid_mr
+	if rc := C.mp_mr_reg(e.c, ptr(b), C.size_t(len(b)), C.uint64_t(access), C.uint64_t(req), &mr); rc != 0 {
+		return nil, errOf("fi_mr_reg", C.ssize_t(rc))
+	}
+	m := &MR{e: e, mr: mr, desc: C.mp_mr_desc(mr), key: uint64(C.mp_mr_key(mr)), base: uintptr(ptr(b)), size: len(b)}
+	if m.key == ^uint64(0) { // FI_KEY_NOTAVAIL: the key is too long for 64 bits (FI_MR_RAW)
+		C.mp_mr_close(mr)
+		return nil, fmt.Errorf("fabric: provider %s uses raw keys: %w", e.info.Provider, ErrNoProvider)
+	}
+	runtime.KeepAlive(b)
+	return m, nil
+}
+
+// Key returns the region's remote key.
+func (m *MR) Key() uint64 { return m.key }
+
+// Contains reports whether b lies inside the region.
+func (m *MR) Contains(b []byte) bool {
+	p := uintptr(ptr(b))
+	return len(b) > 0 && p >= m.base && p+uintptr(len(b)) <= m.base+uintptr(m.size)
+}
+
+// RemoteAddr returns the address a peer writes to to reach b (inside the
+// region): b's virtual address with [MRVirtAddr], its offset in the
+// region otherwise.
+func (m *MR) RemoteAddr(b []byte) uint64 {
+	p := uintptr(ptr(b))
+	if m.e.info.MRMode&MRVirtAddr != 0 {
+		return uint64(p)
+	}
+	return uint64(p - m.base)
+}
+
+func (m *MR) descPtr() unsafe.Pointer {
+	if m == nil {
+		return nil
+	}
+	return m.desc
+}
+
+// Close deregisters the region.
+func (m *MR) Close() error {
+	if m == nil || m.mr == nil {
+		return nil
+	}
+	if err := m.e.enter(); err != nil {
+		m.mr = nil
+		return err
+	}
+	defer m.e.leave()
+	rc := C.mp_mr_close(m.mr)
+	m.mr = nil
+	return errOf("fi_close(mr)", C.ssize_t(rc))
+}

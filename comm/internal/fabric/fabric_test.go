@@ -1,0 +1,193 @@
+//go:build rdma
+
+package fabric_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo/comm/internal/fabric"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// providers are the ones the tests run on: FI_PROVIDER when set, else
+// tcp and shm.
+func providers() []string {
+	if p := os.Getenv("FI_PROVIDER"); p != "" {
+		return []string{p}
+	}
+	return []string{"tcp", "shm"}
+}
+
+// offHeap maps n bytes outside the Go heap.
+func offHeap(t *testing.T, n int) []byte {
+	t.Helper()
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Munmap(b) })
+	return b
+}
+
+// pair opens two endpoints that know each other's address.
+func pair(t *testing.T, prov string) (a, b *fabric.Endpoint, ab, ba fabric.Addr) {
+	t.Helper()
+	a, err := fabric.Open(fabric.Config{Provider: prov})
+	if errors.Is(err, fabric.ErrNoProvider) {
+		t.Skipf("provider %s: %v", prov, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b, err = fabric.Open(fabric.Config{Provider: prov})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	na, err := a.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := b.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := a.Insert([][]byte{nb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := b.Insert([][]byte{na})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, x[0], y[0]
+}
+
+// reaped holds the completions polled so far, by id (ids are unique
+// across the endpoints of a test).
+var reaped = map[uint64]fabric.Completion{}
+
+func poll(t *testing.T, e *fabric.Endpoint) {
+	t.Helper()
+	cs := make([]fabric.Completion, 8)
+	n, err := e.Poll(cs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs[:n] {
+		reaped[c.ID] = c
+	}
+}
+
+// reap polls both endpoints until id completes.
+func reap(t *testing.T, e, other *fabric.Endpoint, id uint64) fabric.Completion {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		poll(t, e)
+		poll(t, other)
+		if c, ok := reaped[id]; ok {
+			delete(reaped, id)
+			return c
+		}
+	}
+	t.Fatalf("completion %d never came", id)
+	return fabric.Completion{}
+}
+
+// retry posts with post, driving both endpoints' progress while the
+// provider says to try again (it does while a connection is set up).
+func retry(t *testing.T, a, b *fabric.Endpoint, post func() error) {
+	t.Helper()
+	for start := time.Now(); ; {
+		err := post()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Since(start) > 10*time.Second {
+			t.Fatal(err)
+		}
+		poll(t, a)
+		poll(t, b)
+		runtime.Gosched()
+	}
+}
+
+func TestSendRecvWrite(t *testing.T) {
+	for _, prov := range providers() {
+		t.Run(prov, func(t *testing.T) {
+			a, b, ab, ba := pair(t, prov)
+			t.Logf("%+v", a.Info())
+			mem := offHeap(t, 1<<20)
+			ra, err := a.Register(mem[:1<<19], fabric.AccessSend|fabric.AccessRecv|fabric.AccessWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ra.Close()
+			rb, err := b.Register(mem[1<<19:], fabric.AccessSend|fabric.AccessRecv|fabric.AccessRemoteWrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Close()
+			src, dst := mem[:4096], mem[1<<19:1<<19+4096]
+			for i := range src {
+				src[i] = byte(i * 7)
+			}
+			if err := b.Recv(dst, rb, 2); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, a, b, func() error { return a.Send(ab, src[:100], ra, 1) })
+			if c := reap(t, b, a, 2); c.Err != nil || c.Op != fabric.OpRecv || c.Len != 100 {
+				t.Fatalf("recv completion %+v", c)
+			}
+			if c := reap(t, a, b, 1); c.Err != nil || c.Op != fabric.OpSend {
+				t.Fatalf("send completion %+v", c)
+			}
+			if !bytes.Equal(dst[:100], src[:100]) {
+				t.Fatal("received bytes differ")
+			}
+			// RMA write of the whole 4 KiB at offset 8 of b's region.
+			clear(dst)
+			target := mem[1<<19+8 : 1<<19+8+4096]
+			retry(t, a, b, func() error { return a.Write(ab, src, ra, rb.RemoteAddr(target), rb.Key(), true, 3) })
+			if c := reap(t, a, b, 3); c.Err != nil || c.Op != fabric.OpWrite {
+				t.Fatalf("write completion %+v", c)
+			}
+			if !bytes.Equal(target, src) {
+				t.Fatal("written bytes differ")
+			}
+			_ = ba
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := fabric.Open(fabric.Config{Provider: "no-such-provider"}); !errors.Is(err, fabric.ErrNoProvider) {
+		t.Errorf("unknown provider: %v, want ErrNoProvider", err)
+	}
+	if _, err := fabric.Open(fabric.Config{Contexts: -1}); !errors.Is(err, fabric.ErrArg) {
+		t.Errorf("negative contexts: %v, want ErrArg", err)
+	}
+	a, _, _, _ := pair(t, providers()[0])
+	if _, err := a.Register(nil, fabric.AccessSend); !errors.Is(err, fabric.ErrArg) {
+		t.Errorf("empty region: %v, want ErrArg", err)
+	}
+	if _, err := a.Insert([][]byte{{1, 2}, {1}}); !errors.Is(err, fabric.ErrArg) {
+		t.Errorf("ragged addresses: %v, want ErrArg", err)
+	}
+	a.Close()
+	if err := a.Send(0, nil, nil, 1); !errors.Is(err, fabric.ErrClosed) {
+		t.Errorf("send on a closed endpoint: %v, want ErrClosed", err)
+	}
+	if _, err := a.Poll(make([]fabric.Completion, 1), 0); !errors.Is(err, fabric.ErrClosed) {
+		t.Errorf("poll on a closed endpoint: %v, want ErrClosed", err)
+	}
+}
