@@ -46,7 +46,7 @@ type JobConfig struct {
 // Safe for concurrent use.
 type Job struct {
 	world *World
-	dev   *tcpDevice
+	dev   Device // *tcpDevice, or *rdmaDevice (rdma_join.go)
 	kv    pmi.Job
 	ranks []int
 	procs int

@@ -199,6 +199,7 @@ static size_t mp_max_msg(struct fi_info *i) { return i->ep_attr->max_msg_size; }
 static size_t mp_inject(struct fi_info *i) { return i->tx_attr->inject_size; }
 static uint64_t mp_caps(struct fi_info *i) { return i->caps; }
 static uint64_t mp_mode(struct fi_info *i) { return i->mode; }
+static int mp_str_addr(struct fi_info *i) { return i->addr_format == FI_ADDR_STR; }
 static int mp_progress(struct fi_info *i) { return i->domain_attr->data_progress; }
 static struct fi_info *mp_next(struct fi_info *i) { return i->next; }
 static struct fi_info *mp_dup(struct fi_info *i) { return fi_dupinfo(i); }
@@ -366,6 +367,8 @@ type Endpoint struct {
 	ops    []Op     // per slot: the kind of operation using it
 
 	nextKey atomic.Uint64
+	strAddr bool // FI_ADDR_STR: names are NUL-terminated strings
+	nameLen int  // otherwise: the length of every name
 }
 
 // Open opens an endpoint on the provider cfg names.
@@ -425,6 +428,13 @@ func Open(cfg Config) (*Endpoint, error) {
 		e.free[i] = uint32(n - 1 - i)
 	}
 	e.nextKey.Store(1)
+	e.strAddr = C.mp_str_addr(c.info) != 0
+	name, err := e.Name()
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.nameLen = len(name)
 	return e, nil
 }
 
@@ -473,37 +483,31 @@ func (e *Endpoint) Name() ([]byte, error) {
 }
 
 // Insert adds the peers' names (as [Endpoint.Name] returned them) to the
-// address vector and returns their addresses, in order.
+// address vector and returns their addresses, in order. Names may differ
+// in length (string formats, as shm's): each is inserted on its own.
 func (e *Endpoint) Insert(names [][]byte) ([]Addr, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	size := len(names[0])
-	if size == 0 {
-		return nil, fmt.Errorf("fabric: empty address: %w", ErrArg)
-	}
-	flat := make([]byte, 0, size*len(names))
-	for i, n := range names {
-		if len(n) != size {
-			return nil, fmt.Errorf("fabric: address %d is %d bytes, address 0 %d: %w", i, len(n), size, ErrArg)
-		}
-		flat = append(flat, n...)
-	}
-	out := make([]C.fi_addr_t, len(names))
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	rc := C.mp_av_insert(e.c, unsafe.Pointer(&flat[0]), C.size_t(len(names)), &out[0])
-	if int(rc) != len(names) {
-		if rc >= 0 {
-			return nil, fmt.Errorf("fabric: fi_av_insert: %d of %d addresses inserted: %w", rc, len(names), ErrArg)
-		}
-		return nil, errOf("fi_av_insert", C.ssize_t(rc))
-	}
 	addrs := make([]Addr, len(names))
-	for i, a := range out {
-		addrs[i] = Addr(a)
+	for i, n := range names {
+		if len(n) == 0 || (!e.strAddr && len(n) != e.nameLen) {
+			return nil, fmt.Errorf("fabric: address %d is %d bytes, want %d: %w", i, len(n), e.nameLen, ErrArg)
+		}
+		// A trailing NUL ends a string address (FI_ADDR_STR); binary
+		// formats have a fixed length and ignore it.
+		name := C.CBytes(append(n[:len(n):len(n)], 0))
+		var out C.fi_addr_t
+		rc := C.mp_av_insert(e.c, name, 1, &out)
+		C.free(name)
+		if rc != 1 {
+			if rc >= 0 {
+				return nil, fmt.Errorf("fabric: fi_av_insert: address %d not inserted: %w", i, ErrArg)
+			}
+			return nil, errOf("fi_av_insert", C.ssize_t(rc))
+		}
+		addrs[i] = Addr(out)
 	}
 	return addrs, nil
 }

@@ -180,8 +180,13 @@ func TestBadInput(t *testing.T) {
 	if _, err := a.Register(nil, fabric.AccessSend); !errors.Is(err, fabric.ErrArg) {
 		t.Errorf("empty region: %v, want ErrArg", err)
 	}
-	if _, err := a.Insert([][]byte{{1, 2}, {1}}); !errors.Is(err, fabric.ErrArg) {
-		t.Errorf("ragged addresses: %v, want ErrArg", err)
+	if _, err := a.Insert([][]byte{{}}); !errors.Is(err, fabric.ErrArg) {
+		t.Errorf("empty address: %v, want ErrArg", err)
+	}
+	if a.Info().Provider != "shm" {
+		if _, err := a.Insert([][]byte{{1, 2, 3}}); !errors.Is(err, fabric.ErrArg) {
+			t.Errorf("short address: %v, want ErrArg", err)
+		}
 	}
 	a.Close()
 	if err := a.Send(0, nil, nil, 1); !errors.Is(err, fabric.ErrClosed) {

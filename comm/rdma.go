@@ -1,0 +1,579 @@
+//go:build rdma
+
+package comm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mpgo/mpgo/buffer"
+	"github.com/mpgo/mpgo/comm/internal/fabric"
+)
+
+// The RDMA device: ibvdev's protocols (message passing over InfiniBand
+// verbs) over libfabric, so that one code runs over verbs, efa, cxi and,
+// for tests, tcp and shm. Each process has one reliable-datagram endpoint
+// (FI_EP_RDM) and one progress goroutine that reaps its completions.
+//
+// Every message starts with a header (hdr*): kind, the sending process,
+// a per-pair sequence number, source and destination world ranks, the
+// envelope (context, source, tag, type, length) and, for the rendezvous,
+// ids, an address and a key.
+//
+//   - Eager (shorter than the eager limit, not synchronous): header and
+//     payload are copied into a send slot of a pre-registered off-heap
+//     slab and sent; the sender completes at once. The receiver has every
+//     receive slot of its own slab posted; an arrival that matches a
+//     posted receive is copied straight into it (one copy), one that must
+//     wait is copied out of the slot first (the slot is reposted at once).
+//   - Rendezvous (at or above the limit, and every synchronous send):
+//     RNDZ_START carries the envelope. The receive that matches it
+//     registers its buffer (through the registration cache) and answers
+//     RNDZ_REPLY with the address and key; the sender RMA-writes the
+//     payload straight from its buffer into the receiver's, then sends
+//     RNDZ_END, after which the receive completes. No intermediate copy.
+//
+// Ordering: eager, RNDZ_START and BYE messages carry a sequence number per
+// ordered pair of processes and are handed to the engine in that order,
+// whatever order the provider completes them in, so the engine sees each
+// pair's messages in the order they were sent (non-overtaking). RNDZ_END
+// follows the write either by the provider's FI_ORDER_WAS or, without
+// it, by waiting for the write's delivery completion.
+//
+// Faults: an error completion or a failed post on a peer's operation
+// aborts the world with an error wrapping ErrPeerLost (and ErrAborted),
+// as the TCP backend does for a connection that breaks; a process that
+// aborts tells the others (ABORT) before it closes; one that finishes
+// says BYE, after which receives still waiting for its ranks fail with
+// ErrPeerLost. Operations the device holds (rendezvous waiting for their
+// peer) fail when the world aborts or the device closes.
+
+// Message kinds.
+const (
+	kindEager  = 1
+	kindStart  = 2 // RNDZ_START
+	kindReply  = 3 // RNDZ_REPLY
+	kindEnd    = 4 // RNDZ_END
+	kindBye    = 5
+	kindAbort  = 6
+	flagSync   = 1
+	flagNoData = 2 // RNDZ_REPLY: the receive took no payload (truncated, wrong type, empty)
+)
+
+// Header layout (little endian), fabricHeader bytes before the payload.
+const (
+	hdrKind  = 0  // u8
+	hdrFlags = 1  // u8
+	hdrType  = 2  // u8
+	hdrSeq   = 4  // u32: ordered kinds
+	hdrFrom  = 8  // u32: sending process
+	hdrSrc   = 12 // u32: source world rank
+	hdrDst   = 16 // u32: destination world rank
+	hdrSourc = 24 // i64: source rank in the communicator
+	hdrTag   = 32 // i64
+	hdrCtx   = 40 // u64
+	hdrLen   = 48 // u64: payload bytes
+	hdrID    = 56 // u64: START/REPLY: the sender's id; END: the receiver's
+	hdrRID   = 64 // u64: REPLY: the receiver's id
+	hdrAddr  = 72 // u64: REPLY: where to write
+	hdrKey   = 80 // u64: REPLY: the key
+	// fabricHeader is the header's size, a multiple of 32 so that
+	// payloads stay aligned in the slots.
+	fabricHeader = 96
+)
+
+// Operation ids: the kind of operation in the top byte.
+const (
+	opSendSlot = 1 << 56
+	opRecvSlot = 2 << 56
+	opWrite    = 3 << 56
+	opMask     = 0xff << 56
+)
+
+// DefaultFabricEagerLimit is the protocol switch over the RDMA backend
+// unless one is configured.
+const DefaultFabricEagerLimit = 64 << 10
+
+// MaxFabricEagerLimit bounds a configured eager limit: every slot of the
+// pre-registered slabs holds one message of that size.
+const MaxFabricEagerLimit = 256 << 10
+
+// Slots of the pre-registered slabs.
+const (
+	fabricSendSlots = 64
+	fabricRecvSlots = 64
+)
+
+// rdmaDevice implements [Device] over a fabric.Endpoint.
+type rdmaDevice struct {
+	w     *World // set before the progress loop starts
+	ep    *fabric.Endpoint
+	info  fabric.Info
+	self  int
+	owner func(rank int) int
+	addrs []fabric.Addr // by process
+	eager int           // payload bytes of an eager message, at most
+	slot  int           // bytes per slot
+
+	pool  *buffer.Pool // off-heap memory of the slab
+	slab  []byte       // recv slots, then send slots; registered once
+	mr    *fabric.MR
+	sfree chan int // free send slots
+
+	peers []fabricPeer // by process
+	cache regCache
+
+	mu    sync.Mutex // guards sends and pulls
+	sends map[uint64]*rndzSend
+	pulls map[uint64]*rndzWait
+	ids   atomic.Uint64
+
+	// Progress-loop state.
+	deferred []func() bool // posts that met EAGAIN, retried by the loop (loop only)
+	sleeping atomic.Bool   // the loop blocks in Poll: posters wake it
+	stop     atomic.Bool
+	stopped  chan struct{}
+	closing  chan struct{} // closed when Close starts
+	pullsWG  sync.WaitGroup
+	once     sync.Once
+
+	stats struct {
+		eagerMsgs, eagerCopied, rndzMsgs, rndzWritten, rndzCopied, regs, hits, holds atomic.Int64
+	}
+}
+
+// fabricPeer is what the device knows of one other process.
+type fabricPeer struct {
+	mu  sync.Mutex // orders sequence numbers and posts of ordered messages
+	seq uint32     // next to send; guarded by mu
+
+	next     uint32            // next to deliver (loop only)
+	held     map[uint32][]byte // arrived early (loop only): header and payload
+	finished atomic.Bool       // said BYE
+}
+
+var _ Device = (*rdmaDevice)(nil)
+
+// newRDMADevice opens an endpoint and its slabs; the caller exchanges
+// addresses (connect) and then starts it.
+func newRDMADevice(cfg fabric.Config, self, procs int, owner func(int) int, eager int) (*rdmaDevice, error) {
+	ep, err := fabric.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &rdmaDevice{ep: ep, info: ep.Info(), self: self, owner: owner, eager: eager,
+		peers: make([]fabricPeer, procs), sends: map[uint64]*rndzSend{}, pulls: map[uint64]*rndzWait{},
+		stopped: make(chan struct{}), closing: make(chan struct{})}
+	d.cache.ep = ep
+	d.cache.stats = &d.stats.regs
+	d.cache.hits = &d.stats.hits
+	d.slot = (fabricHeader + eager + 63) &^ 63
+	size := d.slot * (fabricSendSlots + fabricRecvSlots)
+	if d.pool, err = buffer.NewPool(buffer.WithOffHeap(true), buffer.WithRegionSize(regionFor(size)), buffer.WithRetainRegions(0)); err == nil {
+		d.slab, err = d.pool.Get(size)
+	}
+	if err == nil {
+		d.mr, err = ep.Register(d.slab, fabric.AccessSend|fabric.AccessRecv)
+	}
+	if err != nil {
+		d.free()
+		return nil, fmt.Errorf("comm: the RDMA device's buffers: %w", err)
+	}
+	d.sfree = make(chan int, fabricSendSlots)
+	for i := range fabricSendSlots {
+		d.sfree <- fabricRecvSlots + i
+	}
+	return d, nil
+}
+
+// free releases what newRDMADevice opened.
+func (d *rdmaDevice) free() {
+	d.cache.closeAll()
+	d.mr.Close()
+	d.ep.Close()
+	if d.slab != nil {
+		d.pool.Put(d.slab)
+	}
+	if d.pool != nil {
+		d.pool.Close()
+	}
+}
+
+// connect learns the other processes' addresses (names by process).
+func (d *rdmaDevice) connect(names [][]byte) error {
+	addrs, err := d.ep.Insert(names)
+	d.addrs = addrs
+	return err
+}
+
+// start posts the receive slots and starts the progress loop.
+func (d *rdmaDevice) start() error {
+	for i := range fabricRecvSlots {
+		if err := d.postRecv(i); err != nil {
+			return err
+		}
+	}
+	go d.progress()
+	return nil
+}
+
+func (d *rdmaDevice) slotBytes(i int) []byte { return d.slab[i*d.slot : (i+1)*d.slot : (i+1)*d.slot] }
+
+func (d *rdmaDevice) postRecv(i int) error {
+	return d.ep.Recv(d.slotBytes(i), d.mr, opRecvSlot|uint64(i))
+}
+
+// Stats returns the device's counters.
+func (d *rdmaDevice) Stats() FabricStats {
+	s := &d.stats
+	return FabricStats{EagerMessages: s.eagerMsgs.Load(), EagerCopied: s.eagerCopied.Load(),
+		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
+		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load()}
+}
+
+// header is a decoded message header.
+type header struct {
+	kind, flags, typ uint8
+	seq, from        uint32
+	src, dst         int
+	source, tag      int64
+	ctx              uint64
+	n                int
+	id, rid          uint64
+	addr, key        uint64
+}
+
+func (h *header) put(b []byte) {
+	b[hdrKind], b[hdrFlags], b[hdrType] = h.kind, h.flags, h.typ
+	le := binary.LittleEndian
+	le.PutUint32(b[hdrSeq:], h.seq)
+	le.PutUint32(b[hdrFrom:], h.from)
+	le.PutUint32(b[hdrSrc:], uint32(h.src))
+	le.PutUint32(b[hdrDst:], uint32(h.dst))
+	le.PutUint64(b[hdrSourc:], uint64(h.source))
+	le.PutUint64(b[hdrTag:], uint64(h.tag))
+	le.PutUint64(b[hdrCtx:], h.ctx)
+	le.PutUint64(b[hdrLen:], uint64(h.n))
+	le.PutUint64(b[hdrID:], h.id)
+	le.PutUint64(b[hdrRID:], h.rid)
+	le.PutUint64(b[hdrAddr:], h.addr)
+	le.PutUint64(b[hdrKey:], h.key)
+}
+
+// parseHeader decodes and checks the header of frame from a peer.
+func (d *rdmaDevice) parseHeader(frame []byte) (header, error) {
+	var h header
+	if len(frame) < fabricHeader {
+		return h, fmt.Errorf("comm: a %d-byte fabric message: %w", len(frame), ErrArg)
+	}
+	le := binary.LittleEndian
+	h.kind, h.flags, h.typ = frame[hdrKind], frame[hdrFlags], frame[hdrType]
+	h.seq, h.from = le.Uint32(frame[hdrSeq:]), le.Uint32(frame[hdrFrom:])
+	h.src, h.dst = int(le.Uint32(frame[hdrSrc:])), int(le.Uint32(frame[hdrDst:]))
+	h.source, h.tag = int64(le.Uint64(frame[hdrSourc:])), int64(le.Uint64(frame[hdrTag:]))
+	h.ctx, h.n = le.Uint64(frame[hdrCtx:]), int(le.Uint64(frame[hdrLen:])&(1<<62-1))
+	h.id, h.rid = le.Uint64(frame[hdrID:]), le.Uint64(frame[hdrRID:])
+	h.addr, h.key = le.Uint64(frame[hdrAddr:]), le.Uint64(frame[hdrKey:])
+	n := len(d.peers)
+	switch {
+	case int(h.from) >= n || int(h.from) == d.self:
+		return h, fmt.Errorf("comm: fabric message from process %d: %w", h.from, ErrRank)
+	case h.kind < kindEager || h.kind > kindAbort:
+		return h, fmt.Errorf("comm: fabric message of kind %d: %w", h.kind, ErrArg)
+	case h.kind == kindEager && h.n != len(frame)-fabricHeader:
+		return h, fmt.Errorf("comm: eager message of %d bytes says %d: %w", len(frame)-fabricHeader, h.n, ErrArg)
+	case h.kind == kindEager || h.kind == kindStart:
+		if Type(h.typ) >= numTypes {
+			return h, fmt.Errorf("comm: message of element type %d: %w", h.typ, ErrArg)
+		}
+		if h.src >= len(d.w.eps) || d.owner(h.src) != int(h.from) || h.dst >= len(d.w.eps) || !d.w.isLocal(h.dst) {
+			return h, fmt.Errorf("comm: message from rank %d to rank %d: %w", h.src, h.dst, ErrRank)
+		}
+	}
+	return h, nil
+}
+
+// Send implements [Device].
+func (d *rdmaDevice) Send(src, dst int, env Envelope, data []byte, done func(error)) error {
+	proc := d.owner(dst)
+	if err := d.usable(proc); err != nil {
+		return err
+	}
+	h := header{kind: kindEager, typ: uint8(env.Type), from: uint32(d.self), src: src, dst: dst,
+		source: int64(env.Source), tag: int64(env.Tag), ctx: env.Context, n: len(data)}
+	if !env.Sync && len(data) < d.eager {
+		if err := d.sendOrdered(proc, &h, data, fabricPostTimeout); err != nil {
+			return err
+		}
+		d.stats.eagerMsgs.Add(1)
+		d.stats.eagerCopied.Add(int64(len(data)))
+		done(nil)
+		return nil
+	}
+	h.kind = kindStart
+	if env.Sync {
+		h.flags = flagSync
+	}
+	rs := &rndzSend{proc: proc, data: data, done: done}
+	if len(data) > 0 {
+		if d.info.MRMode&fabric.MRLocal != 0 {
+			e, err := d.cache.acquire(data, fabric.AccessWrite)
+			if err != nil {
+				return fmt.Errorf("comm: registering a send buffer: %w", err)
+			}
+			rs.reg = e
+		} else {
+			rs.pin.Pin(&data[0]) // the provider reads it during the write
+		}
+	}
+	h.id = d.ids.Add(1)
+	d.mu.Lock()
+	d.sends[h.id] = rs
+	d.mu.Unlock()
+	if err := d.sendOrdered(proc, &h, nil, fabricPostTimeout); err != nil {
+		d.mu.Lock()
+		delete(d.sends, h.id)
+		d.mu.Unlock()
+		rs.release(d)
+		return err
+	}
+	d.stats.rndzMsgs.Add(1)
+	return nil
+}
+
+// usable fails when process proc can no longer receive.
+func (d *rdmaDevice) usable(proc int) error {
+	if proc < 0 || proc >= len(d.peers) || proc == d.self {
+		return fmt.Errorf("comm: fabric send to process %d: %w", proc, ErrRank)
+	}
+	select {
+	case <-d.closing:
+		return fmt.Errorf("comm: fabric device: %w", ErrClosed)
+	default:
+	}
+	if d.peers[proc].finished.Load() {
+		return fmt.Errorf("comm: process %d finished and receives nothing more: %w", proc, ErrPeerLost)
+	}
+	return nil
+}
+
+// takeSlot waits for a free send slot.
+func (d *rdmaDevice) takeSlot() (int, error) {
+	select {
+	case s := <-d.sfree:
+		return s, nil
+	default:
+	}
+	select {
+	case s := <-d.sfree:
+		return s, nil
+	case <-d.closing:
+		return 0, fmt.Errorf("comm: fabric device: %w", ErrClosed)
+	}
+}
+
+// sendOrdered sends an ordered message (eager, START, BYE) with payload
+// to process proc: copied into a send slot, numbered, posted.
+func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time.Duration) error {
+	s, err := d.takeSlot()
+	if err != nil {
+		return err
+	}
+	b := d.slotBytes(s)
+	copy(b[fabricHeader:], payload)
+	p := &d.peers[proc]
+	p.mu.Lock()
+	h.seq = p.seq
+	h.put(b)
+	err = d.post(limit, func() error {
+		return d.ep.Send(d.addrs[proc], b[:fabricHeader+len(payload)], d.mr, opSendSlot|uint64(s))
+	})
+	if err == nil {
+		p.seq++
+	}
+	p.mu.Unlock()
+	if err != nil {
+		d.sfree <- s
+		return d.postError(proc, err)
+	}
+	d.wake()
+	return nil
+}
+
+// sendControl sends an unordered control message (REPLY, END, ABORT)
+// from a goroutine other than the progress loop.
+func (d *rdmaDevice) sendControl(proc int, h *header, limit time.Duration) error {
+	s, err := d.takeSlot()
+	if err != nil {
+		return err
+	}
+	b := d.slotBytes(s)
+	h.put(b)
+	if err := d.post(limit, func() error { return d.ep.Send(d.addrs[proc], b[:fabricHeader], d.mr, opSendSlot|uint64(s)) }); err != nil {
+		d.sfree <- s
+		return d.postError(proc, err)
+	}
+	d.wake()
+	return nil
+}
+
+// fabricPostTimeout bounds how long a post keeps meeting EAGAIN before
+// the peer counts as lost (a provider may say "again" for ever to a peer
+// whose endpoint is gone, while it tries to connect).
+const fabricPostTimeout = 20 * time.Second
+
+// post retries a post while the provider says to try again (its queue is
+// full, or a connection is being set up); the progress loop frees the
+// resources meanwhile. It gives up once the device closes, or after
+// limit.
+func (d *rdmaDevice) post(limit time.Duration, call func() error) error {
+	var start time.Time
+	for i := 0; ; i++ {
+		err := call()
+		if !errors.Is(err, fabric.ErrAgain) {
+			return err
+		}
+		select {
+		case <-d.closing:
+			return fmt.Errorf("comm: fabric device: %w", ErrClosed)
+		default:
+		}
+		if i == 0 {
+			start = time.Now()
+		} else if time.Since(start) > limit {
+			return fmt.Errorf("comm: the provider stayed busy for %v: %w", limit, err)
+		}
+		d.wake()
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// postError wraps an error posting to process proc.
+func (d *rdmaDevice) postError(proc int, err error) error {
+	if errors.Is(err, ErrClosed) || errors.Is(err, fabric.ErrClosed) {
+		return fmt.Errorf("comm: fabric device: %w: %w", ErrClosed, err)
+	}
+	return fmt.Errorf("comm: fabric send to process %d: %w: %w", proc, ErrPeerLost, err)
+}
+
+// wake gets the progress loop out of a blocking wait.
+func (d *rdmaDevice) wake() {
+	if d.sleeping.Load() {
+		d.ep.Wake()
+	}
+}
+
+// rndzSend is a rendezvous send waiting for its REPLY, then its write.
+type rndzSend struct {
+	proc int
+	data []byte
+	done func(error)
+	pin  runtime.Pinner // data, unless reg holds it
+	reg  *regEntry      // data's registration (FI_MR_LOCAL)
+	rid  uint64         // the receiver's id, for END
+}
+
+func (rs *rndzSend) release(d *rdmaDevice) {
+	rs.pin.Unpin()
+	if rs.reg != nil {
+		d.cache.release(rs.reg)
+		rs.reg = nil
+	}
+}
+
+// rndzWait is a receive waiting for its rendezvous data.
+type rndzWait struct {
+	proc int
+	ch   chan error // buffered: END (nil) or the failure
+}
+
+// eagerRemote is an eager message in the engine: its payload is in a
+// receive slot until the loop detaches it (copies it out and reposts the
+// slot), or until a receive pulls it.
+type eagerRemote struct {
+	d      *rdmaDevice
+	mu     sync.Mutex
+	data   []byte
+	pulled bool
+}
+
+// Pull implements [Remote].
+func (e *eagerRemote) Pull(dst []byte) error {
+	e.mu.Lock()
+	if dst != nil {
+		copy(dst, e.data)
+		e.d.stats.eagerCopied.Add(int64(len(e.data)))
+	}
+	e.data, e.pulled = nil, true
+	e.mu.Unlock()
+	return nil
+}
+
+// detach copies the payload out of its slot unless it was pulled.
+func (e *eagerRemote) detach() {
+	e.mu.Lock()
+	if !e.pulled {
+		e.data = append([]byte(nil), e.data...)
+		e.d.stats.eagerCopied.Add(int64(len(e.data)))
+	}
+	e.mu.Unlock()
+}
+
+// rndzRemote is a RNDZ_START in the engine: the payload is with its
+// sender until a receive pulls it.
+type rndzRemote struct {
+	d    *rdmaDevice
+	proc int
+	id   uint64 // the sender's
+}
+
+// Rendezvous tells the engine that Pull waits for the network.
+func (r *rndzRemote) Rendezvous() bool { return true }
+
+// Pull implements [Remote]: register dst, REPLY with its address and key,
+// wait for END.
+func (r *rndzRemote) Pull(dst []byte) error {
+	d := r.d
+	h := header{kind: kindReply, from: uint32(d.self), id: r.id, n: len(dst)}
+	if len(dst) == 0 {
+		h.flags = flagNoData
+		return d.sendControl(r.proc, &h, fabricPostTimeout)
+	}
+	e, err := d.cache.acquire(dst, fabric.AccessRemoteWrite)
+	if err != nil {
+		// Let the sender go all the same, then fail this receive.
+		h.flags, h.n = flagNoData, 0
+		d.sendControl(r.proc, &h, fabricPostTimeout)
+		return fmt.Errorf("comm: registering a receive buffer: %w", err)
+	}
+	defer d.cache.release(e)
+	wt := &rndzWait{proc: r.proc, ch: make(chan error, 1)}
+	h.rid, h.addr, h.key = d.ids.Add(1), e.mr.RemoteAddr(dst), e.mr.Key()
+	d.mu.Lock()
+	d.pulls[h.rid] = wt
+	d.mu.Unlock()
+	if err := d.sendControl(r.proc, &h, fabricPostTimeout); err != nil {
+		d.mu.Lock()
+		delete(d.pulls, h.rid)
+		d.mu.Unlock()
+		return err
+	}
+	select {
+	case err = <-wt.ch:
+	case <-d.closing:
+		err = fmt.Errorf("comm: rendezvous from process %d: %w", r.proc, ErrClosed)
+	}
+	if err == nil {
+		d.stats.rndzWritten.Add(int64(len(dst)))
+	}
+	return err
+}

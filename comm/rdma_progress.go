@@ -1,0 +1,428 @@
+//go:build rdma
+
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/mpgo/mpgo/comm/internal/fabric"
+)
+
+// The RDMA device's progress loop: one goroutine per device reaps the
+// endpoint's completions (which, with providers of manual progress such
+// as tcp and shm, is also what moves the data), feeds arrivals to the
+// engine in order and drives the rendezvous. It spins (yielding the P)
+// while traffic flows, and once the device has been quiet for
+// fabricSpin it blocks on the completion queue's wait object (or, when
+// the provider has none, sleeps in growing steps), so an idle process
+// does not burn a core; a post wakes it.
+
+const (
+	// fabricSpin is how long the loop keeps polling after the last
+	// completion before it blocks: long enough to catch the answer of a
+	// ping-pong over the provider without a wake-up.
+	fabricSpin = 200 * time.Microsecond
+	// fabricBlockMS is the longest the loop blocks in one wait.
+	fabricBlockMS = 10
+)
+
+// progress is the loop; it ends when stop is set.
+func (d *rdmaDevice) progress() {
+	defer close(d.stopped)
+	cs := make([]fabric.Completion, 32)
+	last := time.Now()
+	nap := time.Microsecond
+	aborted := false
+	for !d.stop.Load() {
+		d.retryDeferred()
+		if !aborted && d.w.state.Load() == stateAborted {
+			aborted = true
+			d.failHeld(d.w.failure())
+		}
+		wait := -1
+		if len(d.deferred) == 0 && time.Since(last) > fabricSpin {
+			wait = fabricBlockMS
+			d.sleeping.Store(true)
+		}
+		n, err := d.ep.Poll(cs, wait)
+		d.sleeping.Store(false)
+		if err != nil {
+			if !d.stop.Load() {
+				d.lost(-1, fmt.Errorf("comm: fabric completion queue: %w", err))
+			}
+			return
+		}
+		if n == 0 {
+			switch {
+			case wait < 0 || !d.info.Waitable || !d.info.ThreadSafe:
+				if time.Since(last) > fabricSpin && len(d.deferred) == 0 {
+					time.Sleep(nap) // no wait object: back off
+					nap = min(2*nap, time.Millisecond)
+				} else {
+					runtime.Gosched()
+				}
+			}
+			continue
+		}
+		last, nap = time.Now(), time.Microsecond
+		for i := range cs[:n] {
+			d.complete(&cs[i])
+		}
+	}
+}
+
+// complete handles one completion (loop only).
+func (d *rdmaDevice) complete(c *fabric.Completion) {
+	idx := int(c.ID &^ opMask)
+	switch c.ID & opMask {
+	case opSendSlot:
+		d.sfree <- idx
+		if c.Err != nil {
+			d.lost(-1, fmt.Errorf("comm: fabric send: %w", c.Err))
+		}
+	case opRecvSlot:
+		if c.Err != nil {
+			if !d.stop.Load() {
+				d.lost(-1, fmt.Errorf("comm: fabric receive: %w", c.Err))
+			}
+			return
+		}
+		d.arrive(d.slotBytes(idx)[:c.Len], true)
+		d.repost(idx)
+	case opWrite:
+		d.mu.Lock()
+		rs := d.sends[uint64(idx)]
+		delete(d.sends, uint64(idx))
+		d.mu.Unlock()
+		if rs == nil {
+			return
+		}
+		if c.Err != nil {
+			err := fmt.Errorf("comm: rendezvous write to process %d: %w: %w", rs.proc, ErrPeerLost, c.Err)
+			d.finishSend(rs, err)
+			d.lost(rs.proc, err)
+			return
+		}
+		d.stats.rndzWritten.Add(int64(len(rs.data)))
+		if !d.info.WriteOrdered {
+			d.control(rs.proc, header{kind: kindEnd, from: uint32(d.self), id: rs.rid})
+		}
+		d.finishSend(rs, nil)
+	default:
+		if c.Err != nil && !d.stop.Load() {
+			d.lost(-1, fmt.Errorf("comm: fabric: %w", c.Err))
+		}
+	}
+}
+
+// repost gives receive slot i back to the provider (loop only).
+func (d *rdmaDevice) repost(i int) {
+	if err := d.postRecv(i); errors.Is(err, fabric.ErrAgain) {
+		d.deferred = append(d.deferred, func() bool { return !errors.Is(d.postRecv(i), fabric.ErrAgain) })
+	} else if err != nil && !d.stop.Load() {
+		d.lost(-1, fmt.Errorf("comm: reposting a fabric receive: %w", err))
+	}
+}
+
+// retryDeferred retries the posts that met EAGAIN (loop only).
+func (d *rdmaDevice) retryDeferred() {
+	if len(d.deferred) == 0 {
+		return
+	}
+	keep := d.deferred[:0]
+	for _, f := range d.deferred {
+		if !f() {
+			keep = append(keep, f)
+		}
+	}
+	clear(d.deferred[len(keep):])
+	d.deferred = keep
+}
+
+// control sends a control message from the loop: it must not block, so a
+// post that cannot go now (no free slot, or EAGAIN) is deferred.
+func (d *rdmaDevice) control(proc int, h header) {
+	try := func() bool {
+		var s int
+		select {
+		case s = <-d.sfree:
+		default:
+			return false
+		}
+		b := d.slotBytes(s)
+		h.put(b)
+		err := d.ep.Send(d.addrs[proc], b[:fabricHeader], d.mr, opSendSlot|uint64(s))
+		if err != nil {
+			d.sfree <- s
+			if errors.Is(err, fabric.ErrAgain) {
+				return false
+			}
+			if !d.stop.Load() {
+				d.lost(proc, d.postError(proc, err))
+			}
+		}
+		return true
+	}
+	if len(d.deferred) > 0 || !try() {
+		d.deferred = append(d.deferred, try)
+	}
+}
+
+// arrive handles a message (loop only). inSlot: frame is a receive slot,
+// reposted once arrive returns.
+func (d *rdmaDevice) arrive(frame []byte, inSlot bool) {
+	h, err := d.parseHeader(frame)
+	if err != nil {
+		proc := -1
+		if len(frame) >= fabricHeader && int(h.from) < len(d.peers) && int(h.from) != d.self {
+			proc = int(h.from)
+		}
+		d.lost(proc, fmt.Errorf("comm: a malformed message: %w", err))
+		return
+	}
+	switch h.kind {
+	case kindReply:
+		d.reply(&h)
+		return
+	case kindEnd:
+		d.mu.Lock()
+		wt := d.pulls[h.id]
+		delete(d.pulls, h.id)
+		d.mu.Unlock()
+		if wt != nil {
+			wt.ch <- nil
+		}
+		return
+	case kindAbort:
+		d.lost(int(h.from), errors.New("comm: it aborted"))
+		return
+	}
+	p := &d.peers[h.from]
+	if h.seq != p.next { // early: keep a copy until its turn
+		if p.held == nil {
+			p.held = map[uint32][]byte{}
+		}
+		p.held[h.seq] = append([]byte(nil), frame...)
+		d.stats.holds.Add(1)
+		return
+	}
+	d.deliver(&h, frame, inSlot)
+	p.next++
+	for len(p.held) > 0 {
+		f, ok := p.held[p.next]
+		if !ok {
+			break
+		}
+		delete(p.held, p.next)
+		hh, _ := d.parseHeader(f)
+		d.deliver(&hh, f, false)
+		p.next++
+	}
+}
+
+// deliver feeds an ordered message to the engine (loop only).
+func (d *rdmaDevice) deliver(h *header, frame []byte, inSlot bool) {
+	if h.kind == kindBye {
+		d.finished(int(h.from))
+		return
+	}
+	w := d.w
+	m := msg{ctx: h.ctx, src: int(h.source), tag: int(h.tag), typ: Type(h.typ), size: h.n}
+	var er *eagerRemote
+	if h.kind == kindEager {
+		er = &eagerRemote{d: d, data: frame[fabricHeader:]}
+		m.remote = er
+	} else {
+		m.remote = &rndzRemote{d: d, proc: int(h.from), id: h.id}
+	}
+	in := &w.eps[h.dst].inbox
+	rr, err := in.arrive(in.pairOf(h.src), &m)
+	switch {
+	case err != nil: // the world stopped: the message is dropped
+		if h.kind == kindStart {
+			d.control(int(h.from), header{kind: kindReply, flags: flagNoData, from: uint32(d.self), id: h.id})
+		}
+	case rr != nil && er != nil:
+		take(rr, &m) // straight from the slot into the receive buffer
+	case rr != nil:
+		pulled := m
+		d.pullsWG.Add(1)
+		go func() { // Pull waits for the network: not on the loop
+			defer d.pullsWG.Done()
+			take(rr, &pulled)
+		}()
+	case er != nil && inSlot:
+		er.detach() // queued: off the slot before it is reposted
+	}
+}
+
+// reply handles RNDZ_REPLY at the sender (loop only): write the payload
+// into the receiver's buffer, or finish at once when it took none.
+func (d *rdmaDevice) reply(h *header) {
+	d.mu.Lock()
+	rs := d.sends[h.id]
+	if rs != nil && (h.flags&flagNoData != 0 || len(rs.data) == 0) {
+		delete(d.sends, h.id)
+	}
+	d.mu.Unlock()
+	switch {
+	case rs == nil:
+		return
+	case h.flags&flagNoData != 0 || len(rs.data) == 0:
+		if len(rs.data) == 0 && h.flags&flagNoData == 0 {
+			d.control(rs.proc, header{kind: kindEnd, from: uint32(d.self), id: h.rid})
+		}
+		d.finishSend(rs, nil)
+		return
+	case h.n != len(rs.data):
+		d.mu.Lock()
+		delete(d.sends, h.id)
+		d.mu.Unlock()
+		err := fmt.Errorf("comm: rendezvous of %d bytes answered for %d: %w", len(rs.data), h.n, ErrArg)
+		d.finishSend(rs, err)
+		d.lost(rs.proc, err)
+		return
+	}
+	rs.rid = h.rid
+	id := h.id
+	write := func() bool {
+		err := d.ep.Write(d.addrs[rs.proc], rs.data, rs.reg.region(), h.addr, h.key, !d.info.WriteOrdered, opWrite|id)
+		if errors.Is(err, fabric.ErrAgain) {
+			return false
+		}
+		if err != nil {
+			d.mu.Lock()
+			delete(d.sends, id)
+			d.mu.Unlock()
+			err = fmt.Errorf("comm: rendezvous write to process %d: %w: %w", rs.proc, ErrPeerLost, err)
+			d.finishSend(rs, err)
+			d.lost(rs.proc, err)
+			return true
+		}
+		if d.info.WriteOrdered { // END follows the write in order
+			d.control(rs.proc, header{kind: kindEnd, from: uint32(d.self), id: rs.rid})
+		}
+		return true
+	}
+	if len(d.deferred) > 0 || !write() {
+		d.deferred = append(d.deferred, write)
+	}
+}
+
+// finishSend completes a rendezvous send; it was removed from sends.
+func (d *rdmaDevice) finishSend(rs *rndzSend, err error) {
+	rs.release(d)
+	rs.done(err)
+}
+
+// failHeld fails every rendezvous the device holds (sends waiting for a
+// reply or a write, receives waiting for their data), of process proc or
+// of all when proc < 0.
+func (d *rdmaDevice) failHeld(err error) { d.failProc(-1, err) }
+
+func (d *rdmaDevice) failProc(proc int, err error) {
+	var sends []*rndzSend
+	d.mu.Lock()
+	for id, rs := range d.sends {
+		if proc < 0 || rs.proc == proc {
+			sends = append(sends, rs)
+			delete(d.sends, id)
+		}
+	}
+	for id, wt := range d.pulls {
+		if proc < 0 || wt.proc == proc {
+			wt.ch <- err
+			delete(d.pulls, id)
+		}
+	}
+	d.mu.Unlock()
+	for _, rs := range sends {
+		d.finishSend(rs, err)
+	}
+}
+
+// lost aborts the world because process proc (or, with proc < 0, the
+// fabric itself) failed; the rendezvous the device holds fail with it.
+// Errors from a process that said BYE, or once the device is closing,
+// are expected and ignored.
+func (d *rdmaDevice) lost(proc int, err error) {
+	if d.stop.Load() || (proc >= 0 && d.peers[proc].finished.Load()) {
+		return
+	}
+	select {
+	case <-d.closing:
+		return
+	default:
+	}
+	if proc >= 0 {
+		err = fmt.Errorf("comm: process %d: %w: %w", proc, ErrPeerLost, err)
+	} else if !errors.Is(err, ErrPeerLost) {
+		err = fmt.Errorf("%w: %w", ErrPeerLost, err)
+	}
+	d.w.failPeer(err)
+	d.failHeld(d.w.failure())
+}
+
+// finished handles BYE from process proc: what it sent is all delivered;
+// receives still waiting for its ranks, and rendezvous sends to it, fail.
+func (d *rdmaDevice) finished(proc int) {
+	d.peers[proc].finished.Store(true)
+	// The engine side is the TCP device's: fail the receives and probes
+	// pending on proc's ranks.
+	(&tcpDevice{w: d.w, owner: d.owner}).Finished(proc)
+	d.failProc(proc, fmt.Errorf("comm: process %d finished and receives nothing more: %w", proc, ErrPeerLost))
+}
+
+// Close implements [Device]. When the world is running it says BYE to
+// every process and waits (bounded) until its sends are delivered; when
+// the world aborted it tells them ABORT instead. Then it stops the loop,
+// fails what it still holds with ErrClosed, and closes the endpoint.
+func (d *rdmaDevice) Close() error {
+	d.once.Do(d.close)
+	return nil
+}
+
+// fabricDrain bounds how long Close waits for sends in flight.
+const fabricDrain = 10 * time.Second
+
+func (d *rdmaDevice) close() {
+	aborted := d.w == nil || d.w.state.Load() == stateAborted
+	if d.w != nil {
+		kind := uint8(kindBye)
+		if aborted {
+			kind = kindAbort
+		}
+		for p := range d.peers {
+			if p == d.self || d.peers[p].finished.Load() {
+				continue
+			}
+			h := header{kind: kind, from: uint32(d.self)}
+			if kind == kindBye {
+				d.sendOrdered(p, &h, nil, time.Second)
+			} else {
+				d.sendControl(p, &h, 100*time.Millisecond)
+			}
+		}
+		// Sends complete (slots come back) once the provider is done with
+		// them: wait for that, bounded (a dead peer never acknowledges).
+		limit := fabricDrain
+		if aborted {
+			limit = 200 * time.Millisecond
+		}
+		for start := time.Now(); len(d.sfree) < fabricSendSlots && time.Since(start) < limit; {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	close(d.closing)
+	if d.w != nil {
+		d.stop.Store(true)
+		d.ep.Wake()
+		<-d.stopped
+	}
+	d.failHeld(fmt.Errorf("comm: fabric device: %w", ErrClosed))
+	d.pullsWG.Wait()
+	d.free()
+}

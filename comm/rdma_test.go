@@ -1,0 +1,216 @@
+//go:build rdma
+
+package comm_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/internal/pmi"
+	"github.com/mpgo/mpgo/comm/internal/tcpcheck"
+)
+
+// fabricProviders are the providers the tests run on: FI_PROVIDER when
+// set, else tcp and shm.
+func fabricProviders() []string {
+	if p := os.Getenv("FI_PROVIDER"); p != "" {
+		return []string{p}
+	}
+	return []string{"tcp", "shm"}
+}
+
+// joinFabric plays procs processes joined over the fabric in this one.
+func joinFabric(t testing.TB, procs int, cfg comm.FabricConfig) []*comm.Job {
+	t.Helper()
+	kvs := pmi.NewMemory(procs)
+	jobs := make([]*comm.Job, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jobs[p], errs[p] = comm.JoinFabricKV(kvs[p], cfg)
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			for _, j := range jobs {
+				if j != nil {
+					j.Abort(1, "test")
+				}
+			}
+			if errors.Is(err, comm.ErrNotSupported) {
+				t.Skipf("provider %q: %v", cfg.Provider, err)
+			}
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	return jobs
+}
+
+// runJobs runs fn on every rank of jobs and closes them; it returns the
+// ranks' errors.
+func runJobs(t testing.TB, jobs []*comm.Job, fn func(w *comm.Comm) error) []error {
+	t.Helper()
+	errs := make([]error, jobs[0].World().Size())
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := j.World()
+			var ranks sync.WaitGroup
+			for _, r := range j.Ranks() {
+				ranks.Add(1)
+				go func() {
+					defer ranks.Done()
+					defer w.RankDone(r)
+					if err := fn(w.Comm(r)); err != nil {
+						errs[r] = err
+						w.Abort()
+					}
+				}()
+			}
+			ranks.Wait()
+			j.Close()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		panic(fmt.Sprintf("runJobs: the job hangs; errors so far: %v", errs))
+	}
+	return errs
+}
+
+// The semantics suite over the fabric, on each provider: one rank per
+// process, two ranks per process, and a small eager limit so that most
+// messages go by rendezvous (RMA write).
+func TestFabricSemantics(t *testing.T) {
+	for _, prov := range fabricProviders() {
+		for _, tt := range []struct {
+			procs int
+			cfg   comm.JobConfig
+		}{
+			{4, comm.JobConfig{}},
+			{2, comm.JobConfig{RanksPerProcess: 2}},
+			{3, comm.JobConfig{EagerLimit: 1024}},
+		} {
+			name := fmt.Sprintf("%s/%dx%d/eager=%d", prov, tt.procs, max(tt.cfg.RanksPerProcess, 1), tt.cfg.EagerLimit)
+			t.Run(name, func(t *testing.T) {
+				if testing.Short() && tt.procs > 2 {
+					t.Skip("short")
+				}
+				jobs := joinFabric(t, tt.procs, comm.FabricConfig{JobConfig: tt.cfg, Provider: prov})
+				for r, err := range runJobs(t, jobs, tcpcheck.Semantics) {
+					if err != nil {
+						t.Errorf("rank %d: %v", r, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A rendezvous of 1 MiB and more moves with no intermediate copy: the
+// device's counter of bytes copied on the rendezvous path stays at zero
+// while the RMA-written bytes grow by the payload, and a buffer used
+// again is registered once.
+func TestFabricRendezvousZeroCopy(t *testing.T) {
+	for _, prov := range fabricProviders() {
+		t.Run(prov, func(t *testing.T) {
+			jobs := joinFabric(t, 2, comm.FabricConfig{Provider: prov})
+			const reps = 5
+			sizes := []int{1 << 20, 4 << 20}
+			errs := runJobs(t, jobs, func(w *comm.Comm) error {
+				for _, n := range sizes {
+					buf := make([]byte, n)
+					for i := range reps {
+						if w.Rank() == 0 {
+							for j := range buf {
+								buf[j] = byte(i + j)
+							}
+							if err := w.Send(buf, comm.Byte, 1, i); err != nil {
+								return err
+							}
+						} else {
+							if _, err := w.Recv(buf, comm.Byte, 0, i); err != nil {
+								return err
+							}
+							for j := range buf {
+								if buf[j] != byte(i+j) {
+									return fmt.Errorf("byte %d of message %d differs", j, i)
+								}
+							}
+						}
+					}
+				}
+				return nil
+			})
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			var total int64
+			for _, n := range sizes {
+				total += int64(n * reps)
+			}
+			s0, _ := jobs[0].FabricStats()
+			s1, _ := jobs[1].FabricStats()
+			t.Logf("sender %+v", s0)
+			t.Logf("receiver %+v", s1)
+			if s0.RndzMessages != int64(len(sizes)*reps) || s0.RndzWritten != total || s1.RndzWritten != total {
+				t.Errorf("rendezvous: %d messages, %d bytes written, %d received; want %d, %d", s0.RndzMessages, s0.RndzWritten, s1.RndzWritten, len(sizes)*reps, total)
+			}
+			if s0.RndzCopied != 0 || s1.RndzCopied != 0 {
+				t.Errorf("rendezvous copied %d + %d bytes, want 0", s0.RndzCopied, s1.RndzCopied)
+			}
+			// One registration per buffer at the receiver (and at the sender
+			// under FI_MR_LOCAL); every other message hits the cache.
+			if s1.Registrations != int64(len(sizes)) || s1.RegCacheHits != int64(len(sizes)*(reps-1)) {
+				t.Errorf("receiver: %d registrations, %d cache hits; want %d, %d", s1.Registrations, s1.RegCacheHits, len(sizes), len(sizes)*(reps-1))
+			}
+		})
+	}
+}
+
+// Eager messages below the limit: one copy into the send slot, one out
+// of the receive slot (straight into a posted receive, or out of the
+// slot and then into the receive buffer when it came first).
+func TestFabricEager(t *testing.T) {
+	jobs := joinFabric(t, 2, comm.FabricConfig{Provider: fabricProviders()[0]})
+	msg := bytes.Repeat([]byte("mpgo"), 1000)
+	errs := runJobs(t, jobs, func(w *comm.Comm) error {
+		if w.Rank() == 0 {
+			return w.Send(msg, comm.Byte, 1, 7)
+		}
+		got := make([]byte, len(msg))
+		if _, err := w.Recv(got, comm.Byte, 0, 7); err != nil {
+			return err
+		}
+		if !bytes.Equal(got, msg) {
+			return errors.New("eager payload differs")
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	s0, _ := jobs[0].FabricStats()
+	if s0.EagerMessages < 1 || s0.RndzMessages != 0 {
+		t.Errorf("sender stats %+v: want eager only", s0)
+	}
+}
