@@ -15,18 +15,18 @@ type kernel func(e *env, p iterPlan) (sample, error)
 
 // env is what a kernel works with on one rank: the communicator, its
 // buffers (allocated once for the largest size, as the OSU benchmarks do)
-// and the collectives under test. It belongs to its rank: not safe for
-// concurrent use.
+// and the typed views of w whose collectives are timed. It belongs to its
+// rank: not safe for concurrent use.
 type env struct {
-	w      *comm.Comm // the benchmark's traffic
-	aux    *comm.Comm // results gathered to rank 0, never timed
-	bytes  *typed.Comm[byte]
+	w      *comm.Comm           // the benchmark's traffic
+	aux    *comm.Comm           // results gathered to rank 0, never timed
+	bytes  *typed.Comm[byte]    // byte messages; Bcast, Allgather, Alltoall
+	floats *typed.Comm[float32] // Reduce, Allreduce of MPI_FLOAT with MPI_SUM, as OSU
 	window int
 	sbuf   []byte
 	rbuf   []byte
 	fsend  []float32 // reductions' buffers (MPI_FLOAT, as OSU), instead of sbuf and rbuf
 	frecv  []float32
-	coll   collectives
 	// reqs holds the requests of one window (two windows for bibw).
 	reqs []*comm.Request
 }
@@ -43,6 +43,7 @@ func newEnv(w *comm.Comm, b *benchmark, maxSize, window int) (*env, error) {
 		w:      w,
 		aux:    aux,
 		bytes:  typed.Of[byte](w),
+		floats: typed.Of[float32](w),
 		window: window,
 		reqs:   make([]*comm.Request, 2*window),
 	}
@@ -53,11 +54,6 @@ func newEnv(w *comm.Comm, b *benchmark, maxSize, window int) (*env, error) {
 		}
 	} else {
 		e.sbuf, e.rbuf = touched(sn), touched(rn)
-	}
-	if b.class == collective {
-		if e.coll, err = findCollectives(w); err != nil {
-			return nil, err
-		}
 	}
 	return e, nil
 }
@@ -80,7 +76,6 @@ const (
 	tagAck   = 101 // the 4-byte ack closing a window
 	tagLeft  = 2   // IMB Exchange: the message that goes left
 	tagRight = 3   // IMB Exchange: the message that goes right
-	tagStats = 7   // per-rank figures gathered on aux
 )
 
 // us returns d in microseconds.
@@ -92,18 +87,16 @@ func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 // timed.
 func (e *env) overRanks(v float64) (lo, avg, hi, sum float64, err error) {
 	f := typed.Of[float64](e.aux)
-	if e.aux.Rank() != 0 {
-		return 0, 0, 0, 0, f.Send([]float64{v}, 0, tagStats)
-	}
-	lo, hi, sum = v, v, v
-	x := make([]float64, 1)
-	for r := 1; r < e.aux.Size(); r++ {
-		if _, err := f.Recv(x, r, tagStats); err != nil {
+	in, out := []float64{v}, make([]float64, 3)
+	for i, op := range []typed.Op[float64]{typed.Min[float64], typed.Max[float64], typed.Sum[float64]} {
+		if err := f.Reduce(in, out[i:i+1], op, 0); err != nil {
 			return 0, 0, 0, 0, err
 		}
-		lo, hi, sum = min(lo, x[0]), max(hi, x[0]), sum+x[0]
 	}
-	return lo, sum / float64(e.aux.Size()), hi, sum, nil
+	if e.aux.Rank() != 0 {
+		return 0, 0, 0, 0, nil
+	}
+	return out[0], out[2] / float64(e.aux.Size()), out[1], out[2], nil
 }
 
 // hooks are what the driver does on rank 0 between the timed parts of a

@@ -40,30 +40,30 @@ func timeCalls(e *env, p iterPlan, barrierBetween bool, op func() error) (sample
 
 func osuBcast(e *env, p iterPlan) (sample, error) {
 	buf := e.sbuf[:p.Size]
-	return timeCalls(e, p, true, func() error { return e.coll.bcast(buf, 0) })
+	return timeCalls(e, p, true, func() error { return e.bytes.Bcast(buf, 0) })
 }
 
 func osuReduce(e *env, p iterPlan) (sample, error) {
 	n := p.Size / 4
 	s, r := e.fsend[:n], e.frecv[:n]
-	return timeCalls(e, p, true, func() error { return e.coll.reduce(s, r, typed.Sum[float32], 0) })
+	return timeCalls(e, p, true, func() error { return e.floats.Reduce(s, r, typed.Sum[float32], 0) })
 }
 
 func osuAllreduce(e *env, p iterPlan) (sample, error) {
 	n := p.Size / 4
 	s, r := e.fsend[:n], e.frecv[:n]
-	return timeCalls(e, p, true, func() error { return e.coll.allreduce(s, r, typed.Sum[float32]) })
+	return timeCalls(e, p, true, func() error { return e.floats.Allreduce(s, r, typed.Sum[float32]) })
 }
 
 func osuAllgather(e *env, p iterPlan) (sample, error) {
 	s, r := e.sbuf[:p.Size], e.rbuf[:p.Size*e.w.Size()]
-	return timeCalls(e, p, true, func() error { return e.coll.allgather(s, r) })
+	return timeCalls(e, p, true, func() error { return e.bytes.Allgather(s, r) })
 }
 
 func osuAlltoall(e *env, p iterPlan) (sample, error) {
 	n := p.Size * e.w.Size()
 	s, r := e.sbuf[:n], e.rbuf[:n]
-	return timeCalls(e, p, true, func() error { return e.coll.alltoall(s, r) })
+	return timeCalls(e, p, true, func() error { return e.bytes.Alltoall(s, r) })
 }
 
 func osuBarrier(e *env, p iterPlan) (sample, error) {

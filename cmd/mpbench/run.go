@@ -62,7 +62,7 @@ type result struct {
 	reps   int
 	rows   []row
 	mpi    string   // the MPI library's name for headers, "" when not run
-	notes  []string // what the reader should know (sizes left out, MPI missing, stand-in collectives)
+	notes  []string // what the reader should know (sizes left out, MPI missing)
 	system string   // where mpgo ran
 	load   string   // the machine's load average when the benchmark started, if known
 }
@@ -131,11 +131,6 @@ func (r *runner) run(ctx context.Context, b *benchmark) (*result, error) {
 	if dropped > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d sizes above %s left out: their buffers on %d ranks would pass %d GiB",
 			dropped, human(plans[len(plans)-1].Size), n, memLimit>>30))
-	}
-	if b.class == collective {
-		if s := collectiveSource(b); s != "" {
-			res.notes = append(res.notes, "timed: "+s)
-		}
 	}
 	var (
 		figs = make([][nMetrics][]float64, len(plans)) // per size and figure, one value a repetition
