@@ -32,7 +32,7 @@ func Join(fn func(world *comm.Comm) error, opts ...Option) error {
 	if fn == nil {
 		return fmt.Errorf("mpgo: Join with a nil function: %w", comm.ErrArg)
 	}
-	job, err := comm.JoinJob(comm.JobConfig{EagerLimit: cfg.eagerLimit})
+	job, err := joinJob(cfg)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	job, err := comm.JoinJob(comm.JobConfig{EagerLimit: cfg.eagerLimit})
+	job, err := joinJob(cfg)
 	if err != nil { // JoinJob asked the launcher to end the job
 		fmt.Fprintln(os.Stderr, err)
 		return 1

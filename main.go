@@ -54,5 +54,22 @@ func np(cfg *config) (int, error) {
 	return n, nil
 }
 
+// joinJob joins the launcher's job over the backend the options or
+// MPGO_BACKEND ("tcp", the default, or "rdma": see [WithFabric]) name.
+func joinJob(cfg *config) (*comm.Job, error) {
+	backend := cfg.backend
+	if backend == "" {
+		backend = os.Getenv("MPGO_BACKEND")
+	}
+	job := comm.JobConfig{EagerLimit: cfg.eagerLimit}
+	switch backend {
+	case "", "tcp":
+		return comm.JoinJob(job)
+	case "rdma":
+		return comm.JoinFabricJob(comm.FabricConfig{JobConfig: job, Provider: cfg.provider})
+	}
+	return nil, fmt.Errorf("mpgo: MPGO_BACKEND=%q: want tcp or rdma: %w", backend, comm.ErrArg)
+}
+
 // launched reports whether a known launcher started this process.
 func launched() bool { return comm.Launched() }

@@ -14,7 +14,9 @@ type config struct {
 	ctx        context.Context
 	eagerLimit int
 	noDeadlock bool
-	ranks      int // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
+	ranks      int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
+	backend    string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
+	provider   string // the RDMA backend's libfabric provider (WithFabric)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's

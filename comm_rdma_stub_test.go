@@ -1,0 +1,29 @@
+//go:build !rdma
+
+package mpgo_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+)
+
+// Without the rdma tag the RDMA entry points fail with ErrNotSupported.
+func TestFabricNotSupported(t *testing.T) {
+	if mpgo.FabricSupported {
+		t.Fatal("FabricSupported in a build without the rdma tag")
+	}
+	fn := func(*comm.Comm) error { return nil }
+	if err := mpgo.Run(2, fn, mpgo.WithFabric("tcp")); !errors.Is(err, comm.ErrNotSupported) {
+		t.Errorf("WithFabric: %v, want ErrNotSupported", err)
+	}
+	if _, err := comm.JoinFabricJob(comm.FabricConfig{}); !errors.Is(err, comm.ErrNotSupported) {
+		t.Errorf("JoinFabricJob: %v, want ErrNotSupported", err)
+	}
+	t.Setenv("MPGO_BACKEND", "rdma")
+	if err := mpgo.Join(fn); !errors.Is(err, comm.ErrNotSupported) {
+		t.Errorf("Join with MPGO_BACKEND=rdma: %v, want ErrNotSupported", err)
+	}
+}

@@ -1,0 +1,89 @@
+//go:build rdma
+
+package mpgo_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo/comm"
+)
+
+// buildTCPCheckRDMA builds comm/internal/tcpcheck/cmd/tcpcheck with the
+// RDMA backend (MPGO_BACKEND=rdma selects it at run time).
+func buildTCPCheckRDMA(t *testing.T) string {
+	t.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "tcpcheck-rdma")
+	out, err := exec.Command(gocmd, "build", "-tags", "rdma", "-o", bin, "github.com/mpgo/mpgo/comm/internal/tcpcheck/cmd/tcpcheck").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// fabricProviders: FI_PROVIDER when set, else tcp and shm.
+func fabricProviders() []string {
+	if p := os.Getenv("FI_PROVIDER"); p != "" {
+		return []string{p}
+	}
+	return []string{"tcp", "shm"}
+}
+
+// The semantics suite across 4 processes started by MPICH's mpiexec,
+// over the RDMA backend on each provider; then 2 processes of 2 ranks;
+// then a failing rank, which must end the job with an error (ABORT reaches
+// the others), never a hang.
+func TestFabricUnderMPIExec(t *testing.T) {
+	if comm.Launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("no mpiexec")
+	}
+	bin := buildTCPCheckRDMA(t)
+	for _, prov := range fabricProviders() {
+		env := []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=" + prov}
+		t.Run(prov+"/semantics", func(t *testing.T) {
+			out, code := runProgram(t, 2*time.Minute, env, mpiexec, "-n", "4", bin, "semantics")
+			if code != 0 {
+				t.Fatalf("exit status %d:\n%s", code, out)
+			}
+			for r := range 4 {
+				if want := fmt.Sprintf("rank %d of 4: ok", r); !strings.Contains(out, want) {
+					t.Errorf("no %q in:\n%s", want, out)
+				}
+			}
+		})
+		t.Run(prov+"/2x2", func(t *testing.T) {
+			out, code := runProgram(t, 2*time.Minute, append(env, "MPGO_RANKS_PER_PROC=2"), mpiexec, "-n", "2", bin, "semantics")
+			if code != 0 || strings.Count(out, "of 4: ok") != 4 {
+				t.Fatalf("exit status %d:\n%s", code, out)
+			}
+		})
+		t.Run(prov+"/fail", func(t *testing.T) {
+			out, code := runProgram(t, time.Minute, env, mpiexec, "-n", "4", bin, "fail")
+			if code == 0 || !strings.Contains(out, "rank 2 fails on purpose") {
+				t.Fatalf("exit status %d:\n%s", code, out)
+			}
+			if !strings.Contains(out, "peer process lost") {
+				t.Errorf("the others did not learn of the abort:\n%s", out)
+			}
+		})
+		t.Run(prov+"/exit", func(t *testing.T) { // a process vanishes: the job ends, no hang
+			if out, code := runProgram(t, time.Minute, env, mpiexec, "-n", "4", bin, "exit"); code == 0 {
+				t.Fatalf("exit status 0:\n%s", out)
+			}
+		})
+	}
+}
