@@ -43,10 +43,10 @@ func TestClassS(t *testing.T) {
 	}
 }
 
-// TestDeadLevels runs an 8³ grid on 64 ranks, where every rank holds 2³
-// points of the finest level, a single one of the next, and the coarsest
-// level lives on one rank in eight (NPB's dead levels, comm3_ex and the
-// thin variant of interp). The residual must be the one rank's.
+// TestDeadLevels runs an 8³ grid on 32 ranks (2×4×4), where every rank
+// holds 4×2×2 points of the finest level, 2×1×1 of the next, and the
+// coarsest level lives on some ranks only (NPB's dead levels, comm3_ex and
+// the thin variant of interp). The residual must be the one rank's.
 func TestDeadLevels(t *testing.T) {
 	p := params{n: 8, nit: 4}
 	norm := func(np int) float64 {
@@ -68,9 +68,9 @@ func TestDeadLevels(t *testing.T) {
 		}
 		return x
 	}
-	one, many := norm(1), norm(64)
+	one, many := norm(1), norm(32)
 	if one == 0 || math.Abs(many-one)/one > 1e-10 {
-		t.Errorf("L2 norm on 64 ranks %v, on one rank %v", many, one)
+		t.Errorf("L2 norm on 32 ranks %v, on one rank %v", many, one)
 	}
 }
 
@@ -94,6 +94,15 @@ func TestBadArgs(t *testing.T) {
 		if out.Len() != 0 {
 			t.Errorf("run(%d, %v) wrote %q", tt.np, tt.class, out.String())
 		}
+	}
+
+	// 64 ranks on an 8³ grid: 8 points each, too few for zran3's ten.
+	var out strings.Builder
+	err := mpgo.Run(64, func(world *comm.Comm) error {
+		return bench(world, 'U', params{n: 8, nit: 1}, &out)
+	})
+	if err == nil || !strings.Contains(err.Error(), "fewer than 10 points per rank") {
+		t.Errorf("64 ranks on 8³: error %v, want one about too few points", err)
 	}
 }
 

@@ -61,8 +61,9 @@ func bench(world *comm.Comm, class npb.Class, p params, out io.Writer) error {
 	if p.n < 4 || p.n != 1<<lt || lt > maxLogEdge {
 		return fmt.Errorf("mg: grid edge %d: want a power of two from 4 to 2^%d", p.n, maxLogEdge)
 	}
-	if size > p.n*p.n*p.n {
-		return fmt.Errorf("mg: %d ranks for a %d³ grid: more ranks than grid points", size, p.n)
+	if p.n*p.n*p.n/size < charges {
+		// zran3 takes ten candidates of each sign from every rank.
+		return fmt.Errorf("mg: %d ranks for a %d³ grid: fewer than %d points per rank", size, p.n, charges)
 	}
 	me := world.Rank()
 	say := func(format string, args ...any) {
