@@ -45,11 +45,16 @@ func transpose2Local(n1, n2 int, in, out []complex128) {
 		}
 		return
 	}
+	// Tile by tile, each tile written line by line: writing down a
+	// column instead strides by n2, a power of two, and thrashes the
+	// cache (7x slower for 32×8192).
 	for j0 := 0; j0 < n2; j0 += transBlock {
+		j1 := min(j0+transBlock, n2)
 		for i0 := 0; i0 < n1; i0 += transBlock {
-			for j := j0; j < min(j0+transBlock, n2); j++ {
-				for i := i0; i < min(i0+transBlock, n1); i++ {
-					out[j+n2*i] = in[i+n1*j]
+			for i := i0; i < min(i0+transBlock, n1); i++ {
+				src := in[i:]
+				for jj := range out[n2*i+j0 : n2*i+j1] {
+					out[n2*i+j0+jj] = src[n1*(j0+jj)]
 				}
 			}
 		}
@@ -96,10 +101,13 @@ func transposeXZLocal(d [3]int, in, out []complex128) {
 	d1, d2, d3 := d[0], d[1], d[2]
 	for j := range d2 {
 		for k0 := 0; k0 < d3; k0 += transBlock {
+			k1 := min(k0+transBlock, d3)
 			for i0 := 0; i0 < d1; i0 += transBlock {
-				for k := k0; k < min(k0+transBlock, d3); k++ {
-					for i := i0; i < min(i0+transBlock, d1); i++ {
-						out[k+d3*(j+d2*i)] = in[i+d1*(j+d2*k)]
+				for i := i0; i < min(i0+transBlock, d1); i++ {
+					dst := out[d3*(j+d2*i)+k0 : d3*(j+d2*i)+k1]
+					src := in[i+d1*j:]
+					for kk := range dst {
+						dst[kk] = src[d1*d2*(k0+kk)]
 					}
 				}
 			}
