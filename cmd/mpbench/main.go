@@ -44,6 +44,17 @@
 //
 // Ranks are goroutines of this process (mpgo.Run); the benchmarks are rank
 // functions of a *comm.Comm, so that another backend can run them.
+//
+// # NPB scaling
+//
+//	mpbench npb [-class S] [-np 1,2,4,8] [-kernels ep,is,cg,mg,ft] [-reps 1]
+//
+// builds each NAS Parallel Benchmarks kernel under examples/npb that
+// exists (missing ones are skipped, with a note), runs it for the class on
+// each rank count, reads Time in seconds, Mop/s total and VERIFICATION from
+// its output, and prints a table with the speedup against one rank (the
+// ratio of Mop/s) and the parallel efficiency. It fails when a run fails
+// or does not verify.
 package main
 
 import (
@@ -90,6 +101,9 @@ var errUsage = errors.New("mpbench: usage")
 // the tables to stdout, notes to stderr, and the status line to prog
 // (nil: none).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, prog io.Writer) error {
+	if len(args) > 0 && args[0] == "npb" {
+		return runNPB(ctx, args[1:], stdout, stderr)
+	}
 	o, names, err := parseArgs(args, stderr)
 	if err != nil {
 		return err
@@ -194,7 +208,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, []string, error) {
 		for _, b := range benchmarks {
 			fmt.Fprintf(stderr, "  %-10s %s\n", b.name, b.origin)
 		}
-		fmt.Fprintf(stderr, "  %-10s every one of them, in this order\n\nflags:\n", "all")
+		fmt.Fprintf(stderr, "  %-10s every one of them, in this order\n\n", "all")
+		fmt.Fprintf(stderr, "or: mpbench npb [flags]  (NPB kernels' scaling table; mpbench npb -h)\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	var names []string
