@@ -28,10 +28,8 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"time"
 
-	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/examples/npb/internal/npb"
 	"github.com/mpgo/mpgo/typed"
@@ -62,29 +60,11 @@ var classes = map[npb.Class]params{
 	'E': {9000000, 26, 100, 1.5e3, 77.522164599383},
 }
 
-func main() {
-	flags, err := npb.ParseFlags('S')
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cg:", err)
-		os.Exit(2)
-	}
-	mpgo.Main(func(world *comm.Comm) error {
-		_, err := cg(world, flags.Class, os.Stdout)
-		return err
-	}, mpgo.WithRanks(flags.NP))
-}
+func main() { npb.Main("cg", 'S', cg) }
 
 // run runs CG of class on np goroutine ranks and returns rank 0's result.
 func run(np int, class npb.Class, out io.Writer) (npb.Result, error) {
-	var res npb.Result
-	err := mpgo.Run(np, func(world *comm.Comm) error {
-		r, err := cg(world, class, out)
-		if world.Rank() == 0 {
-			res = r
-		}
-		return err
-	})
-	return res, err
+	return npb.Run(np, class, out, cg)
 }
 
 // cg runs the kernel on the ranks of world; rank 0 writes NPB's report to

@@ -23,10 +23,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
-	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/examples/npb/internal/npb"
 	"github.com/mpgo/mpgo/typed"
@@ -60,29 +58,11 @@ var classes = map[npb.Class]params{
 	'E': {40, -5.319717441530e+05, -3.688834557731e+05},
 }
 
-func main() {
-	flags, err := npb.ParseFlags('S')
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ep:", err)
-		os.Exit(2)
-	}
-	mpgo.Main(func(world *comm.Comm) error {
-		_, err := ep(world, flags.Class, os.Stdout)
-		return err
-	}, mpgo.WithRanks(flags.NP))
-}
+func main() { npb.Main("ep", 'S', ep) }
 
 // run runs EP of class on np goroutine ranks and returns rank 0's result.
 func run(np int, class npb.Class, out io.Writer) (npb.Result, error) {
-	var res npb.Result
-	err := mpgo.Run(np, func(world *comm.Comm) error {
-		r, err := ep(world, class, out)
-		if world.Rank() == 0 {
-			res = r
-		}
-		return err
-	})
-	return res, err
+	return npb.Run(np, class, out, ep)
 }
 
 // ep runs the kernel on the ranks of world; rank 0 writes NPB's report

@@ -26,31 +26,21 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
 
-	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/examples/npb/internal/npb"
 )
 
-func main() {
-	flags, err := npb.ParseFlags('S')
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ft:", err)
-		os.Exit(2)
-	}
-	// Started plainly: -np goroutine ranks. Under mpiexec: one rank per
-	// process, over TCP.
-	mpgo.Main(func(world *comm.Comm) error {
-		return ft(world, flags.Class, os.Stdout)
-	}, mpgo.WithRanks(flags.NP))
+func main() { npb.Main("ft", 'S', kernel) }
+
+// kernel is ft as an [npb.Kernel].
+func kernel(world *comm.Comm, class npb.Class, out io.Writer) (npb.Result, error) {
+	return npb.Result{}, ft(world, class, out)
 }
 
 // run runs class on np goroutine ranks.
 func run(np int, class npb.Class, out io.Writer) error {
-	return mpgo.Run(np, func(world *comm.Comm) error {
-		return ft(world, class, out)
-	})
+	_, err := npb.Run(np, class, out, kernel)
+	return err
 }

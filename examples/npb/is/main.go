@@ -27,7 +27,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/examples/npb/internal/npb"
 	"github.com/mpgo/mpgo/typed"
@@ -92,29 +91,11 @@ func rankShift(c npb.Class, i, iteration int) int {
 	panic("is: rankShift: unknown class " + c.String())
 }
 
-func main() {
-	flags, err := npb.ParseFlags('S')
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "is:", err)
-		os.Exit(2)
-	}
-	mpgo.Main(func(world *comm.Comm) error {
-		_, err := intSort(world, flags.Class, os.Stdout)
-		return err
-	}, mpgo.WithRanks(flags.NP))
-}
+func main() { npb.Main("is", 'S', intSort) }
 
 // run runs IS of class on np goroutine ranks and returns rank 0's result.
 func run(np int, class npb.Class, out io.Writer) (npb.Result, error) {
-	var res npb.Result
-	err := mpgo.Run(np, func(world *comm.Comm) error {
-		r, err := intSort(world, class, out)
-		if world.Rank() == 0 {
-			res = r
-		}
-		return err
-	})
-	return res, err
+	return npb.Run(np, class, out, intSort)
 }
 
 // sorter is one rank's state: NPB's global arrays.
