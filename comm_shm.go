@@ -62,6 +62,29 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	first := runRanks(w, nil, fn, cfg)
+	w.Close()
+	if d := w.Deadlock(); d != nil {
+		if first != nil && !errors.Is(first, comm.ErrDeadlock) {
+			return fmt.Errorf("%w\n(first failure: %w)", d, first)
+		}
+		return d
+	}
+	return first
+}
+
+// runRanks runs fn on the given ranks of w (nil: all of them), each on a
+// goroutine, and returns the first failure by time: an error or a panic
+// of a rank as a [RankError], or the cancellation of cfg's context. A
+// failure aborts w, so the other ranks' blocked and later operations fail
+// too.
+func runRanks(w *comm.World, ranks []int, fn func(world *comm.Comm) error, cfg *config) error {
+	if ranks == nil {
+		ranks = make([]int, w.Size())
+		for r := range ranks {
+			ranks[r] = r
+		}
+	}
 	var (
 		mu    sync.Mutex
 		first error // the first failure, by time
@@ -85,7 +108,7 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 		case <-stop:
 		}
 	}()
-	for r := 0; r < n; r++ {
+	for _, r := range ranks {
 		c := w.Comm(r)
 		wg.Add(1)
 		go func() {
@@ -104,12 +127,5 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	wg.Wait()
 	close(stop)
 	<-watched
-	w.Close()
-	if d := w.Deadlock(); d != nil {
-		if first != nil && !errors.Is(first, comm.ErrDeadlock) {
-			return fmt.Errorf("%w\n(first failure: %w)", d, first)
-		}
-		return d
-	}
 	return first
 }

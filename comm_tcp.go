@@ -3,8 +3,6 @@ package mpgo
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/mpgo/mpgo/comm"
@@ -83,50 +81,7 @@ const abortGrace = 100 * time.Millisecond
 // A failure aborts the local world; the device then closes abruptly, so
 // that the other processes learn of it.
 func runJob(job *comm.Job, fn func(world *comm.Comm) error, cfg *config) error {
-	w := job.World()
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	fail := func(e error) {
-		mu.Lock()
-		if first == nil {
-			first = e
-		}
-		mu.Unlock()
-		w.Abort()
-	}
-	stop := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case <-cfg.ctx.Done():
-			fail(fmt.Errorf("mpgo: run cancelled: %w: %w", comm.ErrAborted, cfg.ctx.Err()))
-		case <-stop:
-		}
-	}()
-	for _, r := range job.Ranks() {
-		c := w.Comm(r)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer w.RankDone(r)
-			defer func() {
-				if p := recover(); p != nil {
-					fail(&RankError{Rank: r, Panic: p, Stack: debug.Stack()})
-				}
-			}()
-			if err := fn(c); err != nil {
-				fail(&RankError{Rank: r, Err: err})
-			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	<-watched
-	return first
+	return runRanks(job.World(), job.Ranks(), fn, cfg)
 }
 
 // WithRanks sets the number of goroutine ranks [Main] runs when no
