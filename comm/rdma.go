@@ -125,6 +125,13 @@ type rdmaDevice struct {
 	mr    *fabric.MR
 	sfree chan int // free send slots
 
+	// slabMu is held (read) by whoever writes into a send slot outside the
+	// progress loop; free takes it to unmap the slab, which then stays
+	// gone (a rank or a late pull that sends after Close gets ErrClosed,
+	// not a fault).
+	slabMu   sync.RWMutex
+	slabGone bool // guarded by slabMu
+
 	peers []fabricPeer // by process
 	cache regCache
 
@@ -193,6 +200,9 @@ func newRDMADevice(cfg fabric.Config, self, procs int, owner func(int) int, eage
 
 // free releases what newRDMADevice opened.
 func (d *rdmaDevice) free() {
+	d.slabMu.Lock()
+	d.slabGone = true
+	d.slabMu.Unlock()
 	d.cache.closeAll()
 	d.mr.Close()
 	d.ep.Close()
@@ -362,8 +372,11 @@ func (d *rdmaDevice) usable(proc int) error {
 	return nil
 }
 
-// takeSlot waits for a free send slot.
+// takeSlot waits for a free send slot. d.slabMu must be held (read).
 func (d *rdmaDevice) takeSlot() (int, error) {
+	if d.slabGone {
+		return 0, fmt.Errorf("comm: fabric device: %w", ErrClosed)
+	}
 	select {
 	case s := <-d.sfree:
 		return s, nil
@@ -380,6 +393,8 @@ func (d *rdmaDevice) takeSlot() (int, error) {
 // sendOrdered sends an ordered message (eager, START, BYE) with payload
 // to process proc: copied into a send slot, numbered, posted.
 func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time.Duration) error {
+	d.slabMu.RLock()
+	defer d.slabMu.RUnlock()
 	s, err := d.takeSlot()
 	if err != nil {
 		return err
@@ -408,6 +423,8 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 // sendControl sends an unordered control message (REPLY, END, ABORT)
 // from a goroutine other than the progress loop.
 func (d *rdmaDevice) sendControl(proc int, h *header, limit time.Duration) error {
+	d.slabMu.RLock()
+	defer d.slabMu.RUnlock()
 	s, err := d.takeSlot()
 	if err != nil {
 		return err

@@ -385,7 +385,18 @@ func (d *rdmaDevice) Close() error {
 	return nil
 }
 
-// fabricDrain bounds how long Close waits for sends in flight.
+// allFinished reports whether every other process said BYE.
+func (d *rdmaDevice) allFinished() bool {
+	for p := range d.peers {
+		if p != d.self && !d.peers[p].finished.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// fabricDrain bounds how long Close waits for sends in flight, and for
+// the other processes' BYE.
 const fabricDrain = 10 * time.Second
 
 func (d *rdmaDevice) close() {
@@ -396,7 +407,9 @@ func (d *rdmaDevice) close() {
 			kind = kindAbort
 		}
 		for p := range d.peers {
-			if p == d.self || d.peers[p].finished.Load() {
+			// BYE goes to every process, even one that said BYE already:
+			// it waits for it before closing.
+			if p == d.self || (aborted && d.peers[p].finished.Load()) {
 				continue
 			}
 			h := header{kind: kind, from: uint32(d.self)}
@@ -414,6 +427,16 @@ func (d *rdmaDevice) close() {
 		}
 		for start := time.Now(); len(d.sfree) < fabricSendSlots && time.Since(start) < limit; {
 			time.Sleep(50 * time.Microsecond)
+		}
+		// A graceful close is collective, as MPI_Finalize is: wait (bounded)
+		// until every process said BYE too, so that none sends to an
+		// endpoint that is gone (shm faults on a peer region unmapped under
+		// it, rather than failing the send).
+		for start := time.Now(); !aborted && !d.allFinished() && time.Since(start) < fabricDrain; {
+			if d.w.state.Load() == stateAborted {
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
 		}
 	}
 	close(d.closing)

@@ -146,6 +146,13 @@ static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens,
 	if (n > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			mp_ctx *c = ents[i].op_context;
+			if (c < e->ctx || c >= e->ctx + e->nctx) { // not one of ours (a provider's event)
+				slots[i] = UINT32_MAX;
+				ids[i] = 0;
+				lens[i] = ents[i].len;
+				flags[i] = ents[i].flags;
+				continue;
+			}
 			slots[i] = (uint32_t)(c - e->ctx);
 			ids[i] = c->id;
 			lens[i] = ents[i].len;
@@ -159,8 +166,9 @@ static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens,
 	ssize_t rc = fi_cq_readerr(e->cq, &err, 0);
 	if (rc < 0) return rc;
 	mp_ctx *c = err.op_context;
-	*eslot = c ? (uint32_t)(c - e->ctx) : UINT32_MAX;
-	*eid = c ? c->id : 0;
+	int ours = c >= e->ctx && c < e->ctx + e->nctx;
+	*eslot = ours ? (uint32_t)(c - e->ctx) : UINT32_MAX;
+	*eid = ours ? c->id : 0;
 	*eerr = err.err;
 	*eprov = err.prov_errno;
 	const char *s = fi_cq_strerror(e->cq, err.prov_errno, err.err_data, NULL, 0);
@@ -622,13 +630,20 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 	switch {
 	case n > 0:
 		e.slotMu.Lock()
+		k := 0
 		for i := range int(n) {
-			out[i] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]]}
+			if slots[i] == C.UINT32_MAX {
+				continue // no context of ours: nothing to report
+			}
+			out[k] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]]}
 			e.free = append(e.free, uint32(slots[i]))
+			k++
 		}
 		e.slotMu.Unlock()
-		return int(n), nil
-	case n == -C.FI_EAGAIN || n == 0:
+		return k, nil
+	case n == -C.FI_EAGAIN || n == 0 || n == -C.FI_EINTR || n == -C.FI_ETIMEDOUT:
+		// Nothing yet; a wait cut short by a signal (Go preempts threads
+		// with SIGURG) or by its timeout is no failure.
 		return 0, nil
 	case n == -C.FI_EAVAIL:
 		c := Completion{Err: &Error{Op: "completion", Code: int(eerr), Prov: int(eprov), Msg: C.GoString(&emsg[0])}}

@@ -1,0 +1,161 @@
+//go:build rdma
+
+package comm_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/internal/pmi"
+)
+
+// The RDMA backend beside the TCP backend in the same run: two processes
+// (played by this one, each with its own endpoint or sockets) on
+// loopback, one rank each, measured with the OSU definitions: osu_latency
+// (half the round trip of a blocking ping-pong) at 8 bytes and osu_bw (a
+// window of 64 Isends against pre-posted Irecvs, then a 4-byte ack) at
+// 1 MiB and 4 MiB. Each sub-benchmark reports us/oneway or MB/s, and the
+// RDMA ones the bytes the device copied per message on the rendezvous
+// path (0: the payload is RMA-written straight into the receive buffer).
+//
+//	go test -tags rdma -run '^$' -bench FabricVsTCP -benchtime 2s ./comm/
+func BenchmarkFabricVsTCP(b *testing.B) {
+	backends := []struct {
+		name string
+		join func(b *testing.B) []*comm.Job
+	}{
+		{"tcp-backend", func(b *testing.B) []*comm.Job { return joinTCP(b, 2) }},
+		{"rdma-tcp", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "tcp"}) }},
+		{"rdma-shm", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "shm"}) }},
+	}
+	for _, size := range []int{8, 1 << 20, 4 << 20} {
+		for _, be := range backends {
+			name := fmt.Sprintf("latency/%dB/%s", size, be.name)
+			if size > 8 {
+				name = fmt.Sprintf("bw/%dMiB/%s", size>>20, be.name)
+			}
+			b.Run(name, func(b *testing.B) {
+				jobs := be.join(b)
+				var before comm.FabricStats
+				if s, ok := jobs[1].FabricStats(); ok {
+					before = s
+				}
+				var took time.Duration
+				var msgs int
+				errs := runJobs(b, jobs, func(w *comm.Comm) error {
+					var err error
+					if size == 8 {
+						took, err = pingPong(w, size, b.N)
+						msgs = 2 * b.N
+					} else {
+						took, err = window(w, size, b.N)
+						msgs = 64 * b.N
+					}
+					return err
+				})
+				for r, err := range errs {
+					if err != nil {
+						b.Fatalf("rank %d: %v", r, err)
+					}
+				}
+				if size == 8 {
+					b.ReportMetric(float64(took.Nanoseconds())/float64(msgs)/1e3, "us/oneway")
+				} else {
+					b.ReportMetric(float64(size)*float64(msgs)/took.Seconds()/1e6, "MB/s")
+				}
+				if s, ok := jobs[1].FabricStats(); ok && size > 8 {
+					copied := s.RndzCopied - before.RndzCopied + s.EagerCopied - before.EagerCopied
+					b.ReportMetric(float64(copied)/float64(msgs), "copied-B/msg")
+				}
+			})
+		}
+	}
+}
+
+// joinTCP plays procs processes joined by the TCP backend.
+func joinTCP(b *testing.B, procs int) []*comm.Job {
+	kvs := pmi.NewMemory(procs)
+	jobs := make([]*comm.Job, procs)
+	errs := make(chan error, procs)
+	for p := range procs {
+		go func() {
+			var err error
+			jobs[p], err = comm.JoinKV(kvs[p], comm.JobConfig{})
+			errs <- err
+		}()
+	}
+	for range procs {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	return jobs
+}
+
+// pingPong is osu_latency: it returns rank 0's time for iters round
+// trips, after 100 warm-up ones.
+func pingPong(w *comm.Comm, size, iters int) (time.Duration, error) {
+	buf := make([]byte, size)
+	peer := 1 - w.Rank()
+	var start time.Time
+	for i := range iters + 100 {
+		if i == 100 {
+			start = time.Now()
+		}
+		if w.Rank() == 0 {
+			if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
+				return 0, err
+			}
+			if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
+				return 0, err
+			}
+		} else {
+			if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
+				return 0, err
+			}
+			if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return time.Since(start), nil
+}
+
+// window is osu_bw: iters windows of 64 messages of size bytes (after 2
+// warm-up windows), each acknowledged by 4 bytes.
+func window(w *comm.Comm, size, iters int) (time.Duration, error) {
+	const n = 64
+	buf, ack := make([]byte, size), make([]byte, 4)
+	reqs := make([]*comm.Request, n)
+	var start time.Time
+	for i := range iters + 2 {
+		if i == 2 {
+			start = time.Now()
+		}
+		var err error
+		for j := range n {
+			if w.Rank() == 0 {
+				reqs[j], err = w.Isend(buf, comm.Byte, 1, 2)
+			} else {
+				reqs[j], err = w.Irecv(buf, comm.Byte, 0, 2)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		if err := comm.WaitAll(reqs...); err != nil {
+			return 0, err
+		}
+		if w.Rank() == 0 {
+			_, err = w.Recv(ack, comm.Byte, 1, 3)
+		} else {
+			err = w.Send(ack, comm.Byte, 0, 3)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
