@@ -45,6 +45,21 @@ func TestHierarchicalCollectives(t *testing.T) {
 						return fmt.Errorf("%v: %w", alg, err)
 					}
 				}
+				// Communicators split from the world, in reversed rank
+				// order and with uneven shares of each process: two
+				// levels where a process holds a range, one otherwise.
+				for _, color := range []func(r int) int{
+					func(r int) int { return min(r*2/w.Size(), 1) },
+					func(r int) int { return r % 2 },
+				} {
+					sub, err := w.Split(color(w.Rank()), -w.Rank())
+					if err != nil {
+						return err
+					}
+					if err := hierRound(sub); err != nil {
+						return fmt.Errorf("split: %w", err)
+					}
+				}
 				return nil
 			})
 			for r, err := range errs {
