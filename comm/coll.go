@@ -233,6 +233,7 @@ type collState struct {
 	hierSeen bool       // hier has been worked out
 
 	shm      *shmComm // nil until the first shared-memory collective
+	call     shmCall  // the shared-memory collective in progress (one at a time)
 	gen      uint64   // shared-memory collectives so far: parity selects slots and staging
 	stage    [2][]byte
 	gateComm *Comm // c's collective context, named for deadlock reports

@@ -260,7 +260,8 @@ func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
 	st := c.state()
 	p := st.gen & 1
 	st.gen++
-	x := &shmCall{c: c, s: s, what: what, slots: s.slots[p], sigs: s.sigs[p]}
+	x := &st.call
+	*x = shmCall{c: c, s: s, what: what, slots: s.slots[p], sigs: s.sigs[p]}
 	x.me = &x.slots[c.rank]
 	*x.me = sl
 	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}

@@ -26,13 +26,13 @@ func (c *Comm[T]) Bcast(buf []T, root int) error {
 // Reduce combines the members' send with op, in rank order, into root's
 // recv (of the same length; ignored elsewhere).
 func (c *Comm[T]) Reduce(send, recv []T, op Op[T], root int) error {
-	return c.c.Reduce(bytesOf(send), bytesOf(recv), c.t, byteOp(op), root)
+	return c.c.Reduce(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op), root)
 }
 
 // Allreduce combines the members' send with op, in rank order, into every
 // member's recv (of the same length).
 func (c *Comm[T]) Allreduce(send, recv []T, op Op[T]) error {
-	return c.c.Allreduce(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+	return c.c.Allreduce(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
 
 // Gather collects every member's send at root: rank i's lands at
@@ -86,18 +86,18 @@ func (c *Comm[T]) Alltoallv(send []T, scounts, sdispls []int, recv []T, rcounts,
 // ReduceScatterBlock combines the members' send (Size blocks of
 // len(recv)) with op and leaves block i of the result in rank i's recv.
 func (c *Comm[T]) ReduceScatterBlock(send, recv []T, op Op[T]) error {
-	return c.c.ReduceScatterBlock(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+	return c.c.ReduceScatterBlock(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
 
 // Scan leaves in rank i's recv the reduction with op of ranks 0..i's send.
 func (c *Comm[T]) Scan(send, recv []T, op Op[T]) error {
-	return c.c.Scan(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+	return c.c.Scan(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
 
 // Exscan leaves in rank i's recv the reduction of ranks 0..i-1's send
 // (rank 0's recv is not written).
 func (c *Comm[T]) Exscan(send, recv []T, op Op[T]) error {
-	return c.c.Exscan(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+	return c.c.Exscan(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
 
 // Ibcast starts a Bcast; buf belongs to it until the request completes.
@@ -108,8 +108,30 @@ func (c *Comm[T]) Ibcast(buf []T, root int) (*comm.Request, error) {
 // Iallreduce starts an Allreduce; send and recv belong to it until the
 // request completes.
 func (c *Comm[T]) Iallreduce(send, recv []T, op Op[T]) (*comm.Request, error) {
-	return c.c.Iallreduce(bytesOf(send), bytesOf(recv), c.t, byteOp(op))
+	return c.c.Iallreduce(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
+
+// byteOp is the package's byteOp of op, made once for calls with the same
+// op. Func values do not compare, but the word that holds one points at
+// its code and captured variables: the same word is the same function.
+func (c *Comm[T]) byteOp(op Op[T]) comm.Op {
+	if op == nil {
+		return nil
+	}
+	w := funcWord(op)
+	for i := range c.ops {
+		if e := &c.ops[i]; e.b != nil && funcWord(e.op) == w {
+			return e.b
+		}
+	}
+	e := &c.ops[c.next]
+	c.next = (c.next + 1) % len(c.ops)
+	e.op, e.b = op, byteOp(op)
+	return e.b
+}
+
+// funcWord is the word that holds a func value.
+func funcWord[F any](f F) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
 
 // byteOp runs op on views of comm's byte slices as []E. comm hands an Op
 // whole elements at offsets that keep them aligned (buffers from []E, or

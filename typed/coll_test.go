@@ -431,3 +431,48 @@ func TestTypedMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Collectives called again with the same operator allocate nothing on one
+// rank (no closure per call for the operator, no per-call state), and the
+// operator is the one passed, not the last one cached.
+func TestCollectiveAllocations(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts need a normal build")
+	}
+	err := mpgo.Run(1, func(w *comm.Comm) error {
+		c := typed.Of[float64](w)
+		s, r, b := []float64{3}, make([]float64, 1), make([]float64, 4)
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			err = errors.Join(err, c.Allreduce(s, r, typed.Sum[float64]), c.Bcast(b, 0), c.Barrier(),
+				c.Reduce(s, r, typed.Max[float64], 0))
+		})
+		if err != nil {
+			return err
+		}
+		if allocs != 0 {
+			return fmt.Errorf("%v allocations per Allreduce+Bcast+Barrier+Reduce, want 0", allocs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = mpgo.Run(3, func(w *comm.Comm) error {
+		c := typed.Of[int](w)
+		r := make([]int, 1)
+		for i, op := range []typed.Op[int]{typed.Sum[int], typed.Max[int], typed.Sum[int],
+			func(inout, in []int) { inout[0] = inout[0]*10 + in[0] }} {
+			if err := c.Allreduce([]int{w.Rank() + 1}, r, op); err != nil {
+				return err
+			}
+			if want := []int{6, 3, 6, 123}[i]; r[0] != want {
+				return fmt.Errorf("operator %d: %d, want %d", i, r[0], want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,6 +26,19 @@ type Comm[T Number] struct {
 	c    *comm.Comm
 	t    comm.Type
 	size int // bytes per element
+
+	// The reduction operators last turned into comm.Ops, so that calls
+	// with the same few Ops (the usual case: typed.Sum[float64], a Max)
+	// allocate no closure. Used by the collectives only, which a
+	// communicator runs one at a time.
+	ops  [4]cachedOp[T]
+	next int // the entry to replace next
+}
+
+// cachedOp is an Op and the comm.Op made of it.
+type cachedOp[T Number] struct {
+	op Op[T] // keeps the func value alive, so its word is not reused
+	b  comm.Op
 }
 
 // Of returns the typed view of c for elements of type T.
