@@ -26,8 +26,9 @@ import (
 // A quiet call (the goroutine of a non-blocking collective) waits without
 // parking in the deadlock detector's sight, as the rank's own goroutine
 // may be running meanwhile; instead it counts itself in the rank's
-// helpers while it runs (not while it waits), and the detector takes a
-// rank with running helpers for a running rank.
+// helpers while it runs (not while it waits; the completion of what it
+// waits for counts it back in before waking it), and the detector takes
+// a rank with running helpers for a running rank.
 type collCall struct {
 	c     *Comm // on a collective context
 	what  string
@@ -94,9 +95,15 @@ func (x *collCall) wait(r *Request) (Status, error) {
 	if x.quiet {
 		if !r.done() && !r.ev.poll(r.ep.w.yields) {
 			ep := x.c.ep
+			r.quiet.Store(quietSleeping)
 			ep.helpers.Add(-1)
 			r.ev.sleep(false)
-			ep.helpers.Add(1)
+			// complete counted this helper back in before it woke it,
+			// unless r completed before it could see quietSleeping.
+			if r.quiet.CompareAndSwap(quietSleeping, quietNone) {
+				ep.helpers.Add(1)
+			}
+			r.quiet.Store(quietNone)
 			ep.parks.Add(1) // a wake-up, for the detector's second look
 		}
 		return r.result()

@@ -75,7 +75,20 @@ type Request struct {
 
 	// Done channels and WaitAny, rarely used: created on demand.
 	watch atomic.Pointer[watchers]
+
+	// quiet is set while a quiet wait sleeps on r with its rank's helper
+	// count given up (collCall.wait): complete gives the count back before
+	// it fires, so that the deadlock detector never sees the rank blocked
+	// between the completion and the helper running again.
+	quiet atomic.Uint32
 }
+
+// States of Request.quiet.
+const (
+	quietNone     uint32 = iota
+	quietSleeping        // a quiet wait sleeps on r, its helper count given up
+	quietWoken           // complete counted the helper back in
+)
 
 // watchers are the channels to signal when a request completes.
 type watchers struct {
@@ -92,6 +105,9 @@ func (r *Request) complete(st Status, err error) {
 		st.Count /= sz
 	}
 	r.st, r.err = st, err
+	if r.quiet.Load() == quietSleeping && r.quiet.CompareAndSwap(quietSleeping, quietWoken) {
+		r.ep.helpers.Add(1)
+	}
 	r.ev.fire()
 	if w := r.watch.Load(); w != nil {
 		w.notify()
