@@ -16,17 +16,34 @@
 //		return err
 //	})
 //
-// [Main] is the SPMD entry point for a program's main function: it runs
-// MPGO_NP goroutine ranks (default runtime.NumCPU()).
+// [Main] is the SPMD entry point for a program's main function: started
+// plainly it runs [WithRanks] or MPGO_NP goroutine ranks (default
+// runtime.NumCPU()); started by a launcher it joins the job ([Join]):
+//
+//	func main() {
+//		np := flag.Int("np", 4, "ranks when started without a launcher")
+//		flag.Parse()
+//		mpgo.Main(work, mpgo.WithRanks(*np))
+//	}
 //
 // # Choosing a backend
 //
-// Goroutine ranks (Run, the default) share the process's memory: a message
-// is copied at most once, straight from the sender's slice into the
-// receiver's, and SendOwned/RecvOwned hand the slice itself over. The TCP
-// backend (processes started by mpiexec, srun or mpirun) and the RDMA
-// backend (libfabric, build tag rdma) run the same code across processes
-// and nodes; they are being built.
+// The same program runs on every backend; the choice is made when it
+// starts, not in its code.
+//
+//   - Goroutine ranks ([Run], and [Main] without a launcher) share the
+//     process's memory: a message is copied at most once, straight from
+//     the sender's slice into the receiver's, SendOwned/RecvOwned hand the
+//     slice itself over, and collectives read each other's buffers.
+//   - TCP ([Main] or [Join] under MPICH's mpiexec, Slurm's srun
+//     --mpi=pmi2, or Open MPI's mpirun with MPGO_ROOT=host:port): one or
+//     more ranks per process (MPGO_RANKS_PER_PROC), shared memory between
+//     the ranks of a process, TCP between processes, two-level
+//     collectives.
+//   - RDMA (build tag rdma, Debian's libfabric-dev; [WithFabric] or
+//     MPGO_BACKEND=rdma with FI_PROVIDER): the same over libfabric —
+//     InfiniBand and RoCE (verbs), EFA, Slingshot, or its tcp and shm
+//     providers. Without the tag it returns [comm.ErrNotSupported].
 //
 // # Failures
 //
