@@ -301,7 +301,10 @@ func (t *Transport) accept(nc net.Conn) {
 		})
 	t.mu.Lock()
 	delete(t.shaking, nc)
-	if err != nil || t.closing || t.in[hello.From] != nil || t.gone[hello.From] != nil {
+	// A process that finished (sent its Fin on another connection) may
+	// still have messages on this one, sent before it finished: serve it.
+	// Only a lost process is refused.
+	if err != nil || t.closing || t.in[hello.From] != nil || t.lost[hello.From] {
 		t.mu.Unlock()
 		nc.Close()
 		return

@@ -340,6 +340,11 @@ func TestTransportPeerFinished(t *testing.T) {
 	if err := wait(t, send(t, nodes[0], 1, wire.Header{Src: 0, Dst: 1}, []byte("bye"))); err != nil {
 		t.Fatal(err)
 	}
+	// A correct program finishes once it has received what was sent to
+	// it: until then, process 0 may still be accepting process 1's
+	// connection, and a process that closes mid-handshake is one its
+	// peer loses.
+	waitFor(t, "process 1's message at 0", func() bool { return len(nodes[0].arrivals()) == 1 })
 	nodes[0].t.Close()
 	waitFor(t, "the fin", func() bool {
 		err := nodes[1].t.Send(0, wire.Header{Src: 1}, nil, func(error) {})
