@@ -9,7 +9,6 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/internal/pmi"
@@ -54,43 +53,6 @@ func joinFabric(t testing.TB, procs int, cfg comm.FabricConfig) []*comm.Job {
 		}
 	}
 	return jobs
-}
-
-// runJobs runs fn on every rank of jobs and closes them; it returns the
-// ranks' errors.
-func runJobs(t testing.TB, jobs []*comm.Job, fn func(w *comm.Comm) error) []error {
-	t.Helper()
-	errs := make([]error, jobs[0].World().Size())
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := j.World()
-			var ranks sync.WaitGroup
-			for _, r := range j.Ranks() {
-				ranks.Add(1)
-				go func() {
-					defer ranks.Done()
-					defer w.RankDone(r)
-					if err := fn(w.Comm(r)); err != nil {
-						errs[r] = err
-						w.Abort()
-					}
-				}()
-			}
-			ranks.Wait()
-			j.Close()
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(120 * time.Second):
-		panic(fmt.Sprintf("runJobs: the job hangs; errors so far: %v", errs))
-	}
-	return errs
 }
 
 // The semantics suite over the fabric, on each provider: one rank per

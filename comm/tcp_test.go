@@ -51,10 +51,18 @@ func runTCPConfig(t testing.TB, procs int, cfg comm.JobConfig, fn func(w *comm.C
 			t.Fatalf("process %d: %v", p, err)
 		}
 	}
+	return runJobs(t, jobs, fn)
+}
+
+// runJobs runs fn on every rank of jobs (each a process of one job, on
+// any backend) and closes them; it returns the ranks' errors.
+func runJobs(t testing.TB, jobs []*comm.Job, fn func(w *comm.Comm) error) []error {
+	t.Helper()
 	errs := make([]error, jobs[0].World().Size())
+	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
-		go func() { // one process
+		go func() {
 			defer wg.Done()
 			w := j.World()
 			var ranks sync.WaitGroup
@@ -77,8 +85,8 @@ func runTCPConfig(t testing.TB, procs int, cfg comm.JobConfig, fn func(w *comm.C
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
-		panic("runTCP: the job hangs")
+	case <-time.After(120 * time.Second):
+		panic(fmt.Sprintf("runJobs: the job hangs; errors so far: %v", errs))
 	}
 	return errs
 }
