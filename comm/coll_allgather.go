@@ -99,12 +99,7 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 
 func (c *Comm) allgatherShm(what string, kind collKind, send, recv []byte, off, cnt []int, t Type, inPlace bool, local error) error {
 	sl := shmSlot{kind: kind, t: t, a: send, err: local}
-	if len(send) <= stageLimit {
-		sl.kind |= kStaged
-		sl.a = c.stageInput(send)
-	} else {
-		sl.kind |= kDirect
-	}
+	c.publish(&sl, send, len(send) <= stageLimit)
 	x, err := c.shmStart(what, sl)
 	if err != nil {
 		return err
@@ -263,12 +258,7 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 
 func (c *Comm) alltoallShm(what string, kind collKind, send []byte, soff, scnt []int, recv []byte, roff, rcnt []int, t Type, inPlace bool, local error) error {
 	sl := shmSlot{kind: kind, t: t, a: send, off: soff, cnt: scnt, err: local}
-	if len(send) <= stageLimit || inPlace {
-		sl.kind |= kStaged
-		sl.a = c.stageInput(send)
-	} else {
-		sl.kind |= kDirect
-	}
+	c.publish(&sl, send, len(send) <= stageLimit || inPlace)
 	x, err := c.shmStart(what, sl)
 	if err != nil {
 		return err

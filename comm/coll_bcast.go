@@ -60,13 +60,7 @@ const (
 func (c *Comm) bcastShm(buf []byte, t Type, root int, local error) error {
 	sl := shmSlot{kind: kBcast, root: root, t: t, n: len(buf), b: buf, err: local}
 	if c.rank == root {
-		if len(buf) <= bcastStageLimit {
-			sl.kind |= kStaged
-			sl.a = c.stageInput(buf)
-		} else {
-			sl.kind |= kDirect
-			sl.a = buf
-		}
+		c.publish(&sl, buf, len(buf) <= bcastStageLimit)
 	}
 	x, err := c.shmStart("bcast", sl)
 	if err != nil {

@@ -296,13 +296,8 @@ func (c *Comm) scatterShm(what string, kind collKind, send, recv []byte, off, cn
 	me := c.rank
 	sl := shmSlot{kind: kind, root: root, t: t, b: recv, err: local}
 	if me == root {
-		sl.a, sl.off, sl.cnt = send, off, cnt
-		if len(send) <= stageLimit {
-			sl.kind |= kStaged
-			sl.a = c.stageInput(send)
-		} else {
-			sl.kind |= kDirect
-		}
+		sl.off, sl.cnt = off, cnt
+		c.publish(&sl, send, len(send) <= stageLimit)
 	}
 	x, err := c.shmStart(what, sl)
 	if err != nil {

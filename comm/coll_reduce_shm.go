@@ -22,12 +22,7 @@ func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error
 		sl.b = recv
 	}
 	rep := replicated(len(send), c.size)
-	if rep {
-		sl.kind |= kStaged
-		sl.a = c.stageInput(send)
-	} else {
-		sl.kind |= kDirect
-	}
+	c.publish(&sl, send, rep)
 	x, err := c.shmStart("reduce", sl)
 	if err != nil {
 		return err
@@ -38,10 +33,7 @@ func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error
 	if x.err == nil {
 		switch {
 		case rep && c.rank == root:
-			copy(recv, x.slots[0].a)
-			for i := 1; i < c.size; i++ {
-				op(recv, x.slots[i].a)
-			}
+			x.fold(recv, op, c.size, 0, len(send))
 		case !rep:
 			out := x.slots[root].b
 			if root != 0 && same(x.slots[root].a, out) {
@@ -59,12 +51,7 @@ func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error
 func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error {
 	sl := shmSlot{kind: kAllreduce, t: t, n: len(send), a: send, b: recv, err: local}
 	rep := replicated(len(send), c.size)
-	if rep {
-		sl.kind |= kStaged
-		sl.a = c.stageInput(send)
-	} else {
-		sl.kind |= kDirect
-	}
+	c.publish(&sl, send, rep)
 	x, err := c.shmStart("allreduce", sl)
 	if err != nil {
 		return err
@@ -74,10 +61,7 @@ func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error
 	}
 	if x.err == nil {
 		if rep {
-			copy(recv, x.slots[0].a)
-			for i := 1; i < c.size; i++ {
-				op(recv, x.slots[i].a)
-			}
+			x.fold(recv, op, c.size, 0, len(send))
 		} else {
 			// Accumulate in rank 0's output (only rank 0's input may share
 			// its memory, and it is read first), then copy to the others.
@@ -124,12 +108,7 @@ func (c *Comm) scanShm(what string, send, recv []byte, t Type, op Op, exclusive 
 	}
 	sl := shmSlot{kind: kind, t: t, n: len(send), a: send, b: recv, err: local}
 	rep := replicated(len(send), c.size)
-	if rep {
-		sl.kind |= kStaged
-		sl.a = c.stageInput(send)
-	} else {
-		sl.kind |= kDirect
-	}
+	c.publish(&sl, send, rep)
 	x, err := c.shmStart(what, sl)
 	if err != nil {
 		return err
@@ -147,10 +126,7 @@ func (c *Comm) scanShm(what string, send, recv []byte, t Type, op Op, exclusive 
 			last = me - 1
 		}
 		if last >= 0 {
-			copy(recv, x.slots[0].a)
-			for i := 1; i <= last; i++ {
-				op(recv, x.slots[i].a)
-			}
+			x.fold(recv, op, last+1, 0, len(send))
 		}
 		return x.finish()
 	}
@@ -189,12 +165,7 @@ func (c *Comm) reduceScatterShm(send, recv []byte, t Type, op Op, local error) e
 	}
 	sl := shmSlot{kind: kReduceScatter, t: t, n: len(send), a: send, err: local}
 	rep := len(send) <= stageLimit // each rank reduces only its block
-	if rep {
-		sl.kind |= kStaged
-		sl.a = c.stageInput(send)
-	} else {
-		sl.kind |= kDirect
-	}
+	c.publish(&sl, send, rep)
 	x, err := c.shmStart("reduce-scatter", sl)
 	if err != nil {
 		return err
@@ -212,11 +183,7 @@ func (c *Comm) reduceScatterShm(send, recv []byte, t Type, op Op, local error) e
 	}
 	for b := 0; b < k; b += block {
 		e := min(k, b+block)
-		o := out[b:e]
-		copy(o, x.slots[0].a[lo+b:lo+e])
-		for i := 1; i < c.size; i++ {
-			op(o, x.slots[i].a[lo+b:lo+e])
-		}
+		x.fold(out[b:e], op, c.size, lo+b, lo+e)
 	}
 	err = x.finish()
 	if inPlace && !rep && err == nil {

@@ -285,6 +285,28 @@ func (c *Comm) stageInput(in []byte) []byte {
 	return b
 }
 
+// publish puts in into sl for the others to read: copied to the caller's
+// staging storage when staged (one gate ends the call), or in place
+// (they read it directly, and a second gate ends the call).
+func (c *Comm) publish(sl *shmSlot, in []byte, staged bool) {
+	if staged {
+		sl.kind |= kStaged
+		sl.a = c.stageInput(in)
+	} else {
+		sl.kind |= kDirect
+		sl.a = in
+	}
+}
+
+// fold leaves in dst the reduction, in rank order, of bytes lo..hi of the
+// inputs of ranks 0..n-1 (n ≥ 1).
+func (x *shmCall) fold(dst []byte, op Op, n, lo, hi int) {
+	copy(dst, x.slots[0].a[lo:hi])
+	for i := 1; i < n; i++ {
+		op(dst, x.slots[i].a[lo:hi])
+	}
+}
+
 // agree checks the slots for what must be the same on every member: the
 // collective, the root, the element type, and each member's own arguments.
 func (x *shmCall) agree() error {
