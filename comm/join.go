@@ -71,6 +71,13 @@ func Launched() bool { return pmi.Detect(os.Getenv) != pmi.None }
 // environment sets GOMAXPROCS, JoinJob lowers it to this process's share
 // of the node's cores (see shareCores). Errors wrap ErrBootstrap.
 func JoinJob(cfg JobConfig) (*Job, error) {
+	return bootstrap(cfg, joinKV)
+}
+
+// bootstrap finds the launcher, resolves the ranks per process, shares the
+// node's cores, and joins the job through join with the launcher's
+// key-value space; when that fails it asks the launcher to end the job.
+func bootstrap(cfg JobConfig, join func(kv pmi.Job, cfg JobConfig, getenv func(string) string) (*Job, error)) (*Job, error) {
 	getenv := cfg.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -84,7 +91,7 @@ func JoinJob(cfg JobConfig) (*Job, error) {
 		shareCores(kv.LocalSize(), k, getenv) // before the world sizes its waiting to the Ps
 		cfg.RanksPerProcess = k
 		var j *Job
-		if j, err = joinKV(kv, cfg, getenv); err == nil {
+		if j, err = join(kv, cfg, getenv); err == nil {
 			return j, nil
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/mpgo/mpgo/comm/internal/fabric"
@@ -30,26 +29,10 @@ const (
 // ErrNotSupported too. Built without the rdma tag it always fails with
 // ErrNotSupported.
 func JoinFabricJob(cfg FabricConfig) (*Job, error) {
-	getenv := cfg.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	kv, err := pmi.FromEnv(getenv)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBootstrap, err)
-	}
-	k, err := ranksPerProcess(cfg.JobConfig, getenv)
-	if err == nil {
-		shareCores(kv.LocalSize(), k, getenv)
-		cfg.RanksPerProcess = k
-		var j *Job
-		if j, err = joinFabricKV(kv, cfg); err == nil {
-			return j, nil
-		}
-	}
-	kv.Abort(1, err.Error())
-	kv.Finalize()
-	return nil, err
+	return bootstrap(cfg.JobConfig, func(kv pmi.Job, jc JobConfig, _ func(string) string) (*Job, error) {
+		cfg.JobConfig = jc
+		return joinFabricKV(kv, cfg)
+	})
 }
 
 // joinFabricKV joins the job whose key-value space kv is over the fabric.
