@@ -160,17 +160,22 @@ func (x *collCall) recv(buf []byte, src, tag int) {
 	if x.fatal != nil {
 		return
 	}
-	var st Status
-	var err error
-	if x.quiet {
-		var r *Request
-		if r, err = x.c.Irecv(buf, x.t, src, AnyTag); err == nil {
-			st, err = x.wait(r)
-		}
-	} else {
-		st, err = x.c.Recv(buf, x.t, src, AnyTag)
-	}
+	st, err := x.recvAny(buf, src)
 	x.received(st, err, src, tag, len(buf))
+}
+
+// recvAny receives the next message from src on the call's context,
+// whatever its tag; a quiet call waits without parking in the deadlock
+// detector's sight.
+func (x *collCall) recvAny(buf []byte, src int) (Status, error) {
+	if !x.quiet {
+		return x.c.Recv(buf, x.t, src, AnyTag)
+	}
+	r, err := x.c.Irecv(buf, x.t, src, AnyTag)
+	if err != nil {
+		return Status{}, err
+	}
+	return x.wait(r)
 }
 
 // recvTag is recv for a receiver that follows the algorithm its peer chose:
@@ -179,16 +184,7 @@ func (x *collCall) recvTag(buf []byte, src int) int {
 	if x.fatal != nil {
 		return -1
 	}
-	var st Status
-	var err error
-	if x.quiet {
-		var r *Request
-		if r, err = x.c.Irecv(buf, x.t, src, AnyTag); err == nil {
-			st, err = x.wait(r)
-		}
-	} else {
-		st, err = x.c.Recv(buf, x.t, src, AnyTag)
-	}
+	st, err := x.recvAny(buf, src)
 	if err != nil && !errors.Is(err, ErrTruncate) && !errors.Is(err, ErrType) {
 		x.stop(err)
 		return -1
