@@ -120,6 +120,10 @@ static ssize_t mp_send(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t de
 	return fi_send(e->ep, buf, len, desc, dest, mp_ctx_at(e, slot, id));
 }
 
+static ssize_t mp_inject_send(mp_ep *e, void *buf, size_t len, fi_addr_t dest) {
+	return fi_inject(e->ep, buf, len, dest);
+}
+
 static ssize_t mp_recv(mp_ep *e, void *buf, size_t len, void *desc, uint32_t slot, uint64_t id) {
 	return fi_recv(e->ep, buf, len, desc, FI_ADDR_UNSPEC, mp_ctx_at(e, slot, id));
 }
@@ -573,6 +577,21 @@ func (e *Endpoint) Send(dst Addr, b []byte, desc *MR, id uint64) error {
 	return e.post(OpSend, "fi_send", func(s C.uint32_t) C.ssize_t {
 		return C.mp_send(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), C.fi_addr_t(dst), s, C.uint64_t(id))
 	})
+}
+
+// Inject sends b to dst (fi_inject): the provider copies it before
+// returning, so b may be reused at once, needs no registration, and no
+// completion follows. len(b) must not exceed [Info.InjectSize]. Fails
+// with an error matching [ErrAgain] when the queue is full.
+func (e *Endpoint) Inject(dst Addr, b []byte) error {
+	if len(b) > e.info.InjectSize {
+		return fmt.Errorf("fabric: injecting %d bytes, at most %d: %w", len(b), e.info.InjectSize, ErrArg)
+	}
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	return errOf("fi_inject", C.mp_inject_send(e.c, ptr(b), C.size_t(len(b)), C.fi_addr_t(dst)))
 }
 
 // Recv posts a receive into b (fi_recv), from any peer; as for Send, b
