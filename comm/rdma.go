@@ -140,9 +140,18 @@ type rdmaDevice struct {
 	pulls map[uint64]*rndzWait
 	ids   atomic.Uint64
 
-	// Progress-loop state.
-	deferred []func() bool // posts that met EAGAIN, retried by the loop (loop only)
-	sleeping atomic.Bool   // the loop blocks in Poll: posters wake it
+	// Progress state (rdma_progress.go). progMu is held by whoever drives
+	// the endpoint's progress: the progress loop, or a waiting rank
+	// (drive); it guards what the comments call "progress only".
+	progMu   sync.Mutex
+	cs       []fabric.Completion // Poll's buffer (progress only)
+	deferred []func() bool       // posts that met EAGAIN, retried by the loop (progress only)
+	aborted  bool                // the held rendezvous were failed for an abort (progress only)
+	sleeping atomic.Bool         // the loop blocks in Poll: posters and pollers wake it
+	pollers  atomic.Int32        // ranks in their polling window (0 or 1)
+	idle     atomic.Bool         // the loop waits on kick while a rank polls
+	kick     chan struct{}       // wakes an idle loop (buffered, 1)
+	lastReap atomic.Int64        // when a completion was last reaped (UnixNano)
 	stop     atomic.Bool
 	stopped  chan struct{}
 	closing  chan struct{} // closed when Close starts
@@ -159,8 +168,8 @@ type fabricPeer struct {
 	mu  sync.Mutex // orders sequence numbers and posts of ordered messages
 	seq uint32     // next to send; guarded by mu
 
-	next     uint32            // next to deliver (loop only)
-	held     map[uint32][]byte // arrived early (loop only): header and payload
+	next     uint32            // next to deliver (progress only)
+	held     map[uint32][]byte // arrived early (progress only): header and payload
 	finished atomic.Bool       // said BYE
 }
 
@@ -175,7 +184,8 @@ func newRDMADevice(cfg fabric.Config, self, procs int, owner func(int) int, eage
 	}
 	d := &rdmaDevice{ep: ep, info: ep.Info(), self: self, owner: owner, eager: eager,
 		peers: make([]fabricPeer, procs), sends: map[uint64]*rndzSend{}, pulls: map[uint64]*rndzWait{},
-		stopped: make(chan struct{}), closing: make(chan struct{})}
+		stopped: make(chan struct{}), closing: make(chan struct{}), kick: make(chan struct{}, 1),
+		cs: make([]fabric.Completion, 32)}
 	d.cache.ep = ep
 	d.cache.stats = &d.stats.regs
 	d.cache.hits = &d.stats.hits
@@ -228,7 +238,7 @@ func (d *rdmaDevice) start() error {
 			return err
 		}
 	}
-	go d.progress()
+	go d.loop()
 	return nil
 }
 
@@ -405,19 +415,41 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	p.mu.Lock()
 	h.seq = p.seq
 	h.put(b)
-	err = d.post(limit, func() error {
-		return d.ep.Send(d.addrs[proc], b[:fabricHeader+len(payload)], d.mr, opSendSlot|uint64(s))
-	})
+	inject := d.injects(h, fabricHeader+len(payload))
+	err = d.post(limit, func() error { return d.postSlot(proc, s, fabricHeader+len(payload), inject) })
 	if err == nil {
 		p.seq++
 	}
 	p.mu.Unlock()
-	if err != nil {
+	if err != nil || inject {
 		d.sfree <- s
+	}
+	if err != nil {
 		return d.postError(proc, err)
 	}
 	d.wake()
 	return nil
+}
+
+// injects reports whether a message of n bytes with header h goes by
+// fi_inject: the provider copies it at once, so the slot is free on
+// return and there is no send completion to reap (one cgo call and one
+// completion less per small message). BYE and ABORT are sent, not
+// injected: Close waits for their completions before it closes the
+// endpoint, so that they are not lost in the provider's queue.
+func (d *rdmaDevice) injects(h *header, n int) bool {
+	return n <= d.info.InjectSize && h.kind != kindBye && h.kind != kindAbort
+}
+
+// postSlot posts the first n bytes of send slot s to process proc: an
+// inject (the caller frees the slot on return) or a send (the completion
+// frees it).
+func (d *rdmaDevice) postSlot(proc, s, n int, inject bool) error {
+	b := d.slotBytes(s)[:n]
+	if inject {
+		return d.ep.Inject(d.addrs[proc], b)
+	}
+	return d.ep.Send(d.addrs[proc], b, d.mr, opSendSlot|uint64(s))
 }
 
 // sendControl sends an unordered control message (REPLY, END, ABORT)
@@ -431,8 +463,12 @@ func (d *rdmaDevice) sendControl(proc int, h *header, limit time.Duration) error
 	}
 	b := d.slotBytes(s)
 	h.put(b)
-	if err := d.post(limit, func() error { return d.ep.Send(d.addrs[proc], b[:fabricHeader], d.mr, opSendSlot|uint64(s)) }); err != nil {
+	inject := d.injects(h, fabricHeader)
+	err = d.post(limit, func() error { return d.postSlot(proc, s, fabricHeader, inject) })
+	if err != nil || inject {
 		d.sfree <- s
+	}
+	if err != nil {
 		return d.postError(proc, err)
 	}
 	d.wake()
