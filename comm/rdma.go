@@ -103,6 +103,11 @@ const DefaultFabricEagerLimit = 64 << 10
 // pre-registered slabs holds one message of that size.
 const MaxFabricEagerLimit = 256 << 10
 
+// fabricInject is the inject size the device asks the provider for: a
+// header and a small payload (8 B one-way latency over tcp;ofi_rxm on
+// loopback, whose default inject size of 64 B is below our header).
+const fabricInject = fabricHeader + 160
+
 // Slots of the pre-registered slabs.
 const (
 	fabricSendSlots = 64
@@ -152,6 +157,7 @@ type rdmaDevice struct {
 	idle     atomic.Bool         // the loop waits on kick while a rank polls
 	kick     chan struct{}       // wakes an idle loop (buffered, 1)
 	lastReap atomic.Int64        // when a completion was last reaped (UnixNano)
+	lastPoll atomic.Int64        // when a rank's polling window last ended (UnixNano)
 	stop     atomic.Bool
 	stopped  chan struct{}
 	closing  chan struct{} // closed when Close starts
@@ -178,6 +184,9 @@ var _ Device = (*rdmaDevice)(nil)
 // newRDMADevice opens an endpoint and its slabs; the caller exchanges
 // addresses (connect) and then starts it.
 func newRDMADevice(cfg fabric.Config, self, procs int, owner func(int) int, eager int) (*rdmaDevice, error) {
+	if cfg.InjectSize == 0 {
+		cfg.InjectSize = fabricInject
+	}
 	ep, err := fabric.Open(cfg)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,11 @@ import (
 //     per device polls (pollers); the others park, and are woken by
 //     whoever reaps their completion.
 //   - The progress loop, one goroutine per device, is the fallback for
-//     when no rank polls: it waits on kick while one does. It spins
+//     when no rank polls: it waits while one does, and for fabricSpin
+//     after a rank's wait ended with its operation done (the rank is
+//     likely to wait again soon: a ping-pong, a loop of exchanges), so
+//     that it does not wake, and take progMu, between every two waits
+//     of a rank; a rank that parks unsatisfied kicks it at once. It spins
 //     (yielding the P) while traffic flows, and once the device has been
 //     quiet for fabricSpin it blocks on the completion queue's wait
 //     object (or, when the provider has none, sleeps in growing steps),
@@ -53,9 +57,11 @@ func (d *rdmaDevice) loop() {
 	defer close(d.stopped)
 	nap := time.Microsecond
 	polled := false // a rank polled until just now
+	rest := time.NewTimer(time.Hour)
+	defer rest.Stop()
 	for !d.stop.Load() {
-		if d.pollers.Load() > 0 {
-			d.waitPoller()
+		if d.resting() {
+			d.rest(rest)
 			polled = true
 			continue
 		}
@@ -92,13 +98,26 @@ func (d *rdmaDevice) loop() {
 	}
 }
 
-// waitPoller parks the loop while a rank polls; drive kicks it when the
-// rank stops. idle and pollers are written, then read crosswise, by the
-// two sides, so that one of them sees the other (no lost kick).
-func (d *rdmaDevice) waitPoller() {
+// resting reports whether the loop leaves progress to the ranks: one
+// polls, or one's wait ended well less than fabricSpin ago.
+func (d *rdmaDevice) resting() bool {
+	return d.pollers.Load() > 0 || time.Since(time.Unix(0, d.lastPoll.Load())) < fabricSpin
+}
+
+// rest parks the loop until a rank that stops polling unsatisfied kicks
+// it, or for fabricSpin at most (a rank whose wait ended well does not
+// kick), then lets the loop look again. idle is written before resting
+// is read again, and drive writes pollers and lastPoll before it reads
+// idle, so one of the two sees the other: no kick is lost.
+func (d *rdmaDevice) rest(t *time.Timer) {
 	d.idle.Store(true)
-	if d.pollers.Load() > 0 && !d.stop.Load() {
-		<-d.kick
+	if d.resting() && !d.stop.Load() {
+		t.Reset(fabricSpin)
+		select {
+		case <-d.kick:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	d.idle.Store(false)
 }
@@ -156,14 +175,20 @@ func (d *rdmaDevice) drive(w waitable) bool {
 		// may be what completes w.
 		runtime.Gosched()
 	}
+	done := w.done()
+	if done {
+		d.lastPoll.Store(time.Now().UnixNano()) // before pollers: the loop reads them in the other order
+	} else {
+		d.lastPoll.Store(0) // parking: the loop takes over at once
+	}
 	d.pollers.Store(0)
-	if d.idle.Load() {
+	if d.idle.Load() && !done {
 		select {
 		case d.kick <- struct{}{}:
 		default:
 		}
 	}
-	return w.done()
+	return done
 }
 
 // complete handles one completion (progress only).

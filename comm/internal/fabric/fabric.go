@@ -37,7 +37,7 @@ typedef struct {
 // in domain_attr->mr_mode is what the program acts on.
 #define MP_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
-static int mp_getinfo(const char *prov, const char *dom, int safe, struct fi_info **out) {
+static int mp_getinfo(const char *prov, const char *dom, int safe, size_t inject, struct fi_info **out) {
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints) return -FI_ENOMEM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
@@ -45,6 +45,7 @@ static int mp_getinfo(const char *prov, const char *dom, int safe, struct fi_inf
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = MP_MR_MODES;
 	hints->domain_attr->threading = safe ? FI_THREAD_SAFE : FI_THREAD_UNSPEC;
+	hints->tx_attr->inject_size = inject;
 	if (prov && *prov) hints->fabric_attr->prov_name = strdup(prov);
 	if (dom && *dom) hints->domain_attr->name = strdup(dom);
 	int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
@@ -329,6 +330,12 @@ type Config struct {
 	// Contexts bounds the operations in flight (0: the provider's
 	// transmit plus receive queue sizes).
 	Contexts int
+	// InjectSize asks for at least this many bytes of [Endpoint.Inject]
+	// (tx_attr->inject_size in the hints); a provider that cannot offer
+	// it is taken with its own (0: the provider's default, which for
+	// tcp;ofi_rxm is 64 bytes although it can inject up to its buffer
+	// size, FI_OFI_RXM_BUFFER_SIZE).
+	InjectSize int
 }
 
 // Addr is a peer's address in the endpoint's address vector.
@@ -391,10 +398,18 @@ func Open(cfg Config) (*Endpoint, error) {
 	prov, dom := C.CString(cfg.Provider), C.CString(cfg.Domain)
 	defer C.free(unsafe.Pointer(prov))
 	defer C.free(unsafe.Pointer(dom))
+	if cfg.InjectSize < 0 {
+		return nil, fmt.Errorf("fabric: inject size %d: %w", cfg.InjectSize, ErrArg)
+	}
 	var list *C.struct_fi_info
-	rc := C.mp_getinfo(prov, dom, 1, &list)
-	if rc == -C.FI_ENODATA {
-		rc = C.mp_getinfo(prov, dom, 0, &list) // serialize calls ourselves
+	rc := C.int(-C.FI_ENODATA)
+	for _, inject := range []int{cfg.InjectSize, 0} { // as asked, then the provider's own
+		if rc = C.mp_getinfo(prov, dom, 1, C.size_t(inject), &list); rc == -C.FI_ENODATA {
+			rc = C.mp_getinfo(prov, dom, 0, C.size_t(inject), &list) // serialize calls ourselves
+		}
+		if rc != -C.FI_ENODATA || inject == 0 {
+			break
+		}
 	}
 	if rc == -C.FI_ENODATA || (rc == 0 && list == nil) {
 		return nil, fmt.Errorf("%w: provider %q domain %q: none offers FI_EP_RDM with FI_MSG|FI_TAGGED|FI_RMA", ErrNoProvider, cfg.Provider, cfg.Domain)

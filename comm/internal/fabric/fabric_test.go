@@ -175,6 +175,15 @@ func TestInject(t *testing.T) {
 	for _, prov := range providers() {
 		t.Run(prov, func(t *testing.T) {
 			a, b, ab, _ := pair(t, prov)
+			if asked, err := fabric.Open(fabric.Config{Provider: prov, InjectSize: 256}); err != nil {
+				t.Fatal(err)
+			} else {
+				// tcp;ofi_rxm and shm can both inject 256 bytes when asked.
+				if got := asked.Info().InjectSize; got < 256 {
+					t.Errorf("asked for an inject size of 256, got %d", got)
+				}
+				asked.Close()
+			}
 			if a.Info().InjectSize < 64 {
 				t.Skipf("inject size %d", a.Info().InjectSize)
 			}
@@ -215,6 +224,9 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := fabric.Open(fabric.Config{Contexts: -1}); !errors.Is(err, fabric.ErrArg) {
 		t.Errorf("negative contexts: %v, want ErrArg", err)
+	}
+	if _, err := fabric.Open(fabric.Config{InjectSize: -1}); !errors.Is(err, fabric.ErrArg) {
+		t.Errorf("negative inject size: %v, want ErrArg", err)
 	}
 	a, _, _, _ := pair(t, providers()[0])
 	if _, err := a.Register(nil, fabric.AccessSend); !errors.Is(err, fabric.ErrArg) {
