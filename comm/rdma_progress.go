@@ -80,6 +80,7 @@ func (d *rdmaDevice) loop() {
 		}
 		n, ok := d.step(wait)
 		d.sleeping.Store(false)
+		backlog := len(d.deferred) > 0
 		d.progMu.Unlock()
 		if !ok {
 			return
@@ -88,7 +89,7 @@ func (d *rdmaDevice) loop() {
 		case n > 0:
 			nap = time.Microsecond
 		case wait < 0 || !d.info.Waitable || !d.info.ThreadSafe:
-			if quiet && len(d.deferred) == 0 {
+			if quiet && !backlog {
 				time.Sleep(nap) // no wait object: back off
 				nap = min(2*nap, time.Millisecond)
 			} else {
