@@ -166,6 +166,7 @@ type rdmaDevice struct {
 
 	stats struct {
 		eagerMsgs, eagerCopied, rndzMsgs, rndzWritten, rndzCopied, regs, hits, holds atomic.Int64
+		injected, rankReaped, loopReaped                                             atomic.Int64
 	}
 }
 
@@ -262,7 +263,8 @@ func (d *rdmaDevice) Stats() FabricStats {
 	s := &d.stats
 	return FabricStats{EagerMessages: s.eagerMsgs.Load(), EagerCopied: s.eagerCopied.Load(),
 		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
-		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load()}
+		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load(),
+		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load()}
 }
 
 // header is a decoded message header.
@@ -456,7 +458,11 @@ func (d *rdmaDevice) injects(h *header, n int) bool {
 func (d *rdmaDevice) postSlot(proc, s, n int, inject bool) error {
 	b := d.slotBytes(s)[:n]
 	if inject {
-		return d.ep.Inject(d.addrs[proc], b)
+		err := d.ep.Inject(d.addrs[proc], b)
+		if err == nil {
+			d.stats.injected.Add(1)
+		}
+		return err
 	}
 	return d.ep.Send(d.addrs[proc], b, d.mr, opSendSlot|uint64(s))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpgo/mpgo/comm/internal/fabric"
@@ -78,7 +79,7 @@ func (d *rdmaDevice) loop() {
 				continue
 			}
 		}
-		n, ok := d.step(wait)
+		n, ok := d.step(wait, &d.stats.loopReaped)
 		d.sleeping.Store(false)
 		backlog := len(d.deferred) > 0
 		d.progMu.Unlock()
@@ -124,9 +125,10 @@ func (d *rdmaDevice) rest(t *time.Timer) {
 }
 
 // step polls the endpoint once (blocking up to waitMS when positive) and
-// handles what it reaped: how many, and false once the device is stopping
-// or the completion queue failed. d.progMu must be held.
-func (d *rdmaDevice) step(waitMS int) (int, bool) {
+// handles what it reaped: how many (counted in reaped), and false once
+// the device is stopping or the completion queue failed. d.progMu must be
+// held.
+func (d *rdmaDevice) step(waitMS int, reaped *atomic.Int64) (int, bool) {
 	if d.stop.Load() {
 		return 0, false // Close frees the slab once it holds progMu
 	}
@@ -144,6 +146,7 @@ func (d *rdmaDevice) step(waitMS int) (int, bool) {
 	}
 	if n > 0 {
 		d.lastReap.Store(time.Now().UnixNano())
+		reaped.Add(int64(n))
 	}
 	for i := range d.cs[:n] {
 		d.complete(&d.cs[i])
@@ -163,7 +166,7 @@ func (d *rdmaDevice) drive(w waitable) bool {
 	start := time.Now()
 	for !w.done() && time.Since(start) < fabricRankSpin {
 		if d.progMu.TryLock() {
-			_, ok := d.step(-1)
+			_, ok := d.step(-1, &d.stats.rankReaped)
 			d.progMu.Unlock()
 			if !ok {
 				break

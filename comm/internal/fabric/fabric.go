@@ -83,7 +83,13 @@ static int mp_open(struct fi_info *info, uint32_t nctx, mp_ep **out, const char 
 	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_UNSPEC, .size = 0 };
 	*step = "fi_cq_open";
 	if (fi_cq_open(e->domain, &cq, &e->cq, NULL) == 0) {
-		e->waitable = 1;
+		// Block in fi_cq_sread only when the wait object is a file
+		// descriptor: shm's (a yield loop) spins on a core for as long as
+		// it waits; without one the caller sleeps between polls. (Asking
+		// for FI_WAIT_FD instead is refused by shm, and the failed open
+		// leaves its domain in a state that crashes later.)
+		int fd;
+		e->waitable = fi_control(&e->cq->fid, FI_GETWAIT, &fd) == 0;
 	} else {
 		cq.wait_obj = FI_WAIT_NONE;
 		if ((rc = fi_cq_open(e->domain, &cq, &e->cq, NULL))) goto fail;
