@@ -18,7 +18,9 @@ import (
 // The RDMA device: ibvdev's protocols (message passing over InfiniBand
 // verbs) over libfabric, so that one code runs over verbs, efa, cxi and,
 // for tests, tcp and shm. Each process has one reliable-datagram endpoint
-// (FI_EP_RDM) and one progress goroutine that reaps its completions.
+// (FI_EP_RDM) whose completions are reaped by a rank that waits (for a
+// short window, before it parks) or else by the device's progress
+// goroutine (rdma_progress.go).
 //
 // Every message starts with a header (hdr*): kind, the sending process,
 // a per-pair sequence number, source and destination world ranks, the
@@ -27,7 +29,8 @@ import (
 //
 //   - Eager (shorter than the eager limit, not synchronous): header and
 //     payload are copied into a send slot of a pre-registered off-heap
-//     slab and sent; the sender completes at once. The receiver has every
+//     slab and sent (injected when they fit the provider's inject size:
+//     no completion to reap); the sender completes at once. The receiver has every
 //     receive slot of its own slab posted; an arrival that matches a
 //     posted receive is copied straight into it (one copy), one that must
 //     wait is copied out of the slot first (the slot is reposted at once).
