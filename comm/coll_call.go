@@ -93,7 +93,7 @@ func isPoison(tag int) bool { return tag >= tagPoison && tag < tagPoison+len(poi
 // batch) and returns its outcome.
 func (x *collCall) wait(r *Request) (Status, error) {
 	if x.quiet {
-		if !r.done() && !r.ev.poll(r.ep.w.yields) {
+		if !r.done() && !r.ev.poll(r.ep.w.yields) && !x.c.ep.drive(r) {
 			ep := x.c.ep
 			r.quiet.Store(quietSleeping)
 			ep.helpers.Add(-1)

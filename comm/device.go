@@ -34,6 +34,36 @@ type Device interface {
 	Close() error
 }
 
+// progressor is an optional interface of a [Device] whose transfers move
+// only while somebody polls it (libfabric providers with manual progress,
+// such as tcp and shm). A rank about to park on an incomplete operation
+// lets the device drive its progress first (see [endpoint.drive]): the rank
+// that waits for an arrival then reaps it itself, instead of a separate
+// progress goroutine reaping it and waking the rank, which costs two
+// goroutine handoffs per round trip. The world finds it by type assertion
+// once, in NewWorld; the shared-memory backend has no device and pays one
+// nil check.
+type progressor interface {
+	// drive polls the device for at most a short window (about a round
+	// trip), returning as soon as w is done, and reports whether it is.
+	// It returns at once when another rank polls the device already (at
+	// most one does: a waiting rank must not burn a core for nothing);
+	// the caller then parks, and whoever polls wakes it. Safe for
+	// concurrent use.
+	drive(w waitable) bool
+}
+
+// waitable is what a rank waits for: a [Request], or any of several
+// (waitRec).
+type waitable interface{ done() bool }
+
+// drive lets the world's device make progress for w before the rank parks,
+// and reports whether w is done.
+func (ep *endpoint) drive(w waitable) bool {
+	p := ep.w.progress
+	return p != nil && p.drive(w)
+}
+
 // Envelope describes a message as it travels between processes.
 type Envelope struct {
 	Context uint64 // the communicator's context (point-to-point or collective)

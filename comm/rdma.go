@@ -18,7 +18,9 @@ import (
 // The RDMA device: ibvdev's protocols (message passing over InfiniBand
 // verbs) over libfabric, so that one code runs over verbs, efa, cxi and,
 // for tests, tcp and shm. Each process has one reliable-datagram endpoint
-// (FI_EP_RDM) and one progress goroutine that reaps its completions.
+// (FI_EP_RDM) whose completions are reaped by a rank that waits (for a
+// short window, before it parks) or else by the device's progress
+// goroutine (rdma_progress.go).
 //
 // Every message starts with a header (hdr*): kind, the sending process,
 // a per-pair sequence number, source and destination world ranks, the
@@ -27,7 +29,8 @@ import (
 //
 //   - Eager (shorter than the eager limit, not synchronous): header and
 //     payload are copied into a send slot of a pre-registered off-heap
-//     slab and sent; the sender completes at once. The receiver has every
+//     slab and sent (injected when they fit the provider's inject size:
+//     no completion to reap); the sender completes at once. The receiver has every
 //     receive slot of its own slab posted; an arrival that matches a
 //     posted receive is copied straight into it (one copy), one that must
 //     wait is copied out of the slot first (the slot is reposted at once).
@@ -103,6 +106,11 @@ const DefaultFabricEagerLimit = 64 << 10
 // pre-registered slabs holds one message of that size.
 const MaxFabricEagerLimit = 256 << 10
 
+// fabricInject is the inject size the device asks the provider for: a
+// header and a small payload (8 B one-way latency over tcp;ofi_rxm on
+// loopback, whose default inject size of 64 B is below our header).
+const fabricInject = fabricHeader + 160
+
 // Slots of the pre-registered slabs.
 const (
 	fabricSendSlots = 64
@@ -140,9 +148,19 @@ type rdmaDevice struct {
 	pulls map[uint64]*rndzWait
 	ids   atomic.Uint64
 
-	// Progress-loop state.
-	deferred []func() bool // posts that met EAGAIN, retried by the loop (loop only)
-	sleeping atomic.Bool   // the loop blocks in Poll: posters wake it
+	// Progress state (rdma_progress.go). progMu is held by whoever drives
+	// the endpoint's progress: the progress loop, or a waiting rank
+	// (drive); it guards what the comments call "progress only".
+	progMu   sync.Mutex
+	cs       []fabric.Completion // Poll's buffer (progress only)
+	deferred []func() bool       // posts that met EAGAIN, retried by the loop (progress only)
+	aborted  bool                // the held rendezvous were failed for an abort (progress only)
+	sleeping atomic.Bool         // the loop blocks in Poll: posters and pollers wake it
+	pollers  atomic.Int32        // ranks in their polling window (0 or 1)
+	idle     atomic.Bool         // the loop waits on kick while a rank polls
+	kick     chan struct{}       // wakes an idle loop (buffered, 1)
+	lastReap atomic.Int64        // when a completion was last reaped (UnixNano)
+	lastPoll atomic.Int64        // when a rank's polling window last ended (UnixNano)
 	stop     atomic.Bool
 	stopped  chan struct{}
 	closing  chan struct{} // closed when Close starts
@@ -151,6 +169,7 @@ type rdmaDevice struct {
 
 	stats struct {
 		eagerMsgs, eagerCopied, rndzMsgs, rndzWritten, rndzCopied, regs, hits, holds atomic.Int64
+		injected, rankReaped, loopReaped                                             atomic.Int64
 	}
 }
 
@@ -159,8 +178,8 @@ type fabricPeer struct {
 	mu  sync.Mutex // orders sequence numbers and posts of ordered messages
 	seq uint32     // next to send; guarded by mu
 
-	next     uint32            // next to deliver (loop only)
-	held     map[uint32][]byte // arrived early (loop only): header and payload
+	next     uint32            // next to deliver (progress only)
+	held     map[uint32][]byte // arrived early (progress only): header and payload
 	finished atomic.Bool       // said BYE
 }
 
@@ -169,13 +188,17 @@ var _ Device = (*rdmaDevice)(nil)
 // newRDMADevice opens an endpoint and its slabs; the caller exchanges
 // addresses (connect) and then starts it.
 func newRDMADevice(cfg fabric.Config, self, procs int, owner func(int) int, eager int) (*rdmaDevice, error) {
+	if cfg.InjectSize == 0 {
+		cfg.InjectSize = fabricInject
+	}
 	ep, err := fabric.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	d := &rdmaDevice{ep: ep, info: ep.Info(), self: self, owner: owner, eager: eager,
 		peers: make([]fabricPeer, procs), sends: map[uint64]*rndzSend{}, pulls: map[uint64]*rndzWait{},
-		stopped: make(chan struct{}), closing: make(chan struct{})}
+		stopped: make(chan struct{}), closing: make(chan struct{}), kick: make(chan struct{}, 1),
+		cs: make([]fabric.Completion, 32)}
 	d.cache.ep = ep
 	d.cache.stats = &d.stats.regs
 	d.cache.hits = &d.stats.hits
@@ -228,7 +251,7 @@ func (d *rdmaDevice) start() error {
 			return err
 		}
 	}
-	go d.progress()
+	go d.loop()
 	return nil
 }
 
@@ -243,7 +266,8 @@ func (d *rdmaDevice) Stats() FabricStats {
 	s := &d.stats
 	return FabricStats{EagerMessages: s.eagerMsgs.Load(), EagerCopied: s.eagerCopied.Load(),
 		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
-		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load()}
+		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load(),
+		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load()}
 }
 
 // header is a decoded message header.
@@ -405,19 +429,45 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	p.mu.Lock()
 	h.seq = p.seq
 	h.put(b)
-	err = d.post(limit, func() error {
-		return d.ep.Send(d.addrs[proc], b[:fabricHeader+len(payload)], d.mr, opSendSlot|uint64(s))
-	})
+	inject := d.injects(h, fabricHeader+len(payload))
+	err = d.post(limit, func() error { return d.postSlot(proc, s, fabricHeader+len(payload), inject) })
 	if err == nil {
 		p.seq++
 	}
 	p.mu.Unlock()
-	if err != nil {
+	if err != nil || inject {
 		d.sfree <- s
+	}
+	if err != nil {
 		return d.postError(proc, err)
 	}
 	d.wake()
 	return nil
+}
+
+// injects reports whether a message of n bytes with header h goes by
+// fi_inject: the provider copies it at once, so the slot is free on
+// return and there is no send completion to reap (one cgo call and one
+// completion less per small message). BYE and ABORT are sent, not
+// injected: Close waits for their completions before it closes the
+// endpoint, so that they are not lost in the provider's queue.
+func (d *rdmaDevice) injects(h *header, n int) bool {
+	return n <= d.info.InjectSize && h.kind != kindBye && h.kind != kindAbort
+}
+
+// postSlot posts the first n bytes of send slot s to process proc: an
+// inject (the caller frees the slot on return) or a send (the completion
+// frees it).
+func (d *rdmaDevice) postSlot(proc, s, n int, inject bool) error {
+	b := d.slotBytes(s)[:n]
+	if inject {
+		err := d.ep.Inject(d.addrs[proc], b)
+		if err == nil {
+			d.stats.injected.Add(1)
+		}
+		return err
+	}
+	return d.ep.Send(d.addrs[proc], b, d.mr, opSendSlot|uint64(s))
 }
 
 // sendControl sends an unordered control message (REPLY, END, ABORT)
@@ -431,8 +481,12 @@ func (d *rdmaDevice) sendControl(proc int, h *header, limit time.Duration) error
 	}
 	b := d.slotBytes(s)
 	h.put(b)
-	if err := d.post(limit, func() error { return d.ep.Send(d.addrs[proc], b[:fabricHeader], d.mr, opSendSlot|uint64(s)) }); err != nil {
+	inject := d.injects(h, fabricHeader)
+	err = d.post(limit, func() error { return d.postSlot(proc, s, fabricHeader, inject) })
+	if err != nil || inject {
 		d.sfree <- s
+	}
+	if err != nil {
 		return d.postError(proc, err)
 	}
 	d.wake()

@@ -69,6 +69,12 @@ func BenchmarkFabricVsTCP(b *testing.B) {
 					copied := s.RndzCopied - before.RndzCopied + s.EagerCopied - before.EagerCopied
 					b.ReportMetric(float64(copied)/float64(msgs), "copied-B/msg")
 				}
+				if s, ok := jobs[1].FabricStats(); ok {
+					// The share of completions the waiting rank reaped itself
+					// (the rest: the progress goroutine, and a handoff).
+					rank, loop := s.RankReaped-before.RankReaped, s.LoopReaped-before.LoopReaped
+					b.ReportMetric(100*float64(rank)/float64(max(rank+loop, 1)), "%rank-reaped")
+				}
 			})
 		}
 	}

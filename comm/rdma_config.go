@@ -23,4 +23,7 @@ type FabricStats struct {
 	Registrations  int64 // fi_mr_reg of user buffers
 	RegCacheHits   int64 // user buffers found registered already
 	ReorderedHolds int64 // messages the provider completed out of order
+	Injected       int64 // frames sent by fi_inject (no send completion)
+	RankReaped     int64 // completions reaped by a waiting rank (rather than the progress goroutine)
+	LoopReaped     int64 // completions reaped by the progress goroutine
 }

@@ -6,19 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpgo/mpgo/comm/internal/fabric"
 )
 
-// The RDMA device's progress loop: one goroutine per device reaps the
-// endpoint's completions (which, with providers of manual progress such
-// as tcp and shm, is also what moves the data), feeds arrivals to the
-// engine in order and drives the rendezvous. It spins (yielding the P)
-// while traffic flows, and once the device has been quiet for
-// fabricSpin it blocks on the completion queue's wait object (or, when
-// the provider has none, sleeps in growing steps), so an idle process
-// does not burn a core; a post wakes it.
+// The RDMA device's progress: reaping the endpoint's completions (which,
+// with providers of manual progress such as tcp and shm, is also what
+// moves the data), feeding arrivals to the engine in order and driving the
+// rendezvous. Two kinds of goroutine do it, one at a time (progMu):
+//
+//   - A rank about to park on an operation polls for a short window
+//     (drive, the engine's progressor hook): the rank that waits for a
+//     reply reaps it itself, and finds its request complete without being
+//     woken, so a round trip costs no goroutine handoff. At most one rank
+//     per device polls (pollers); the others park, and are woken by
+//     whoever reaps their completion.
+//   - The progress loop, one goroutine per device, is the fallback for
+//     when no rank polls: it waits while one does, and for fabricSpin
+//     after a rank's wait ended with its operation done (the rank is
+//     likely to wait again soon: a ping-pong, a loop of exchanges), so
+//     that it does not wake, and take progMu, between every two waits
+//     of a rank; a rank that parks unsatisfied kicks it at once. It spins
+//     (yielding the P) while traffic flows, and once the device has been
+//     quiet for fabricSpin it blocks on the completion queue's wait
+//     object (or, when the provider has none, sleeps in growing steps),
+//     so an idle process does not burn a core; a post or a rank that
+//     starts polling wakes it.
 
 const (
 	// fabricSpin is how long the loop keeps polling after the last
@@ -27,54 +42,160 @@ const (
 	fabricSpin = 200 * time.Microsecond
 	// fabricBlockMS is the longest the loop blocks in one wait.
 	fabricBlockMS = 10
+	// fabricRankSpin is how long a waiting rank polls before it parks:
+	// several round trips of a small message over the tcp provider on
+	// loopback (about 30 us), so that a ping-pong's answer is caught by
+	// the rank that waits for it even when the machine is busy. A window
+	// of about one round trip is metastable: once a late answer makes one
+	// side park, its wake-up delays its answer past the other side's
+	// window, and both stay on the slow path. Longer waits fall back to
+	// the loop, which then blocks at once (the rank spun already).
+	fabricRankSpin = 200 * time.Microsecond
 )
 
-// progress is the loop; it ends when stop is set.
-func (d *rdmaDevice) progress() {
+// loop is the progress goroutine; it ends when stop is set.
+func (d *rdmaDevice) loop() {
 	defer close(d.stopped)
-	cs := make([]fabric.Completion, 32)
-	last := time.Now()
 	nap := time.Microsecond
-	aborted := false
+	polled := false // a rank polled until just now
+	rest := time.NewTimer(time.Hour)
+	defer rest.Stop()
 	for !d.stop.Load() {
-		d.retryDeferred()
-		if !aborted && d.w.state.Load() == stateAborted {
-			aborted = true
-			d.failHeld(d.w.failure())
-		}
-		wait := -1
-		if len(d.deferred) == 0 && time.Since(last) > fabricSpin {
-			wait = fabricBlockMS
-			d.sleeping.Store(true)
-		}
-		n, err := d.ep.Poll(cs, wait)
-		d.sleeping.Store(false)
-		if err != nil {
-			if !d.stop.Load() {
-				d.lost(-1, fmt.Errorf("comm: fabric completion queue: %w", err))
-			}
-			return
-		}
-		if n == 0 {
-			switch {
-			case wait < 0 || !d.info.Waitable || !d.info.ThreadSafe:
-				if time.Since(last) > fabricSpin && len(d.deferred) == 0 {
-					time.Sleep(nap) // no wait object: back off
-					nap = min(2*nap, time.Millisecond)
-				} else {
-					runtime.Gosched()
-				}
-			}
+		if d.resting() {
+			d.rest(rest)
+			polled = true
 			continue
 		}
-		last, nap = time.Now(), time.Microsecond
-		for i := range cs[:n] {
-			d.complete(&cs[i])
+		d.progMu.Lock()
+		wait := -1
+		quiet := polled || time.Since(time.Unix(0, d.lastReap.Load())) > fabricSpin
+		polled = false
+		if len(d.deferred) == 0 && quiet {
+			wait = fabricBlockMS
+			d.sleeping.Store(true)
+			if d.pollers.Load() > 0 { // a rank polls (it saw sleeping false): let it
+				d.sleeping.Store(false)
+				d.progMu.Unlock()
+				continue
+			}
+		}
+		n, ok := d.step(wait, &d.stats.loopReaped)
+		d.sleeping.Store(false)
+		backlog := len(d.deferred) > 0
+		d.progMu.Unlock()
+		if !ok {
+			return
+		}
+		switch {
+		case n > 0:
+			nap = time.Microsecond
+		case wait < 0 || !d.info.Waitable || !d.info.ThreadSafe:
+			if quiet && !backlog {
+				time.Sleep(nap) // no wait object: back off
+				nap = min(2*nap, time.Millisecond)
+			} else {
+				runtime.Gosched()
+			}
 		}
 	}
 }
 
-// complete handles one completion (loop only).
+// resting reports whether the loop leaves progress to the ranks: one
+// polls, or one's wait ended well less than fabricSpin ago.
+func (d *rdmaDevice) resting() bool {
+	return d.pollers.Load() > 0 || time.Since(time.Unix(0, d.lastPoll.Load())) < fabricSpin
+}
+
+// rest parks the loop until a rank that stops polling unsatisfied kicks
+// it, or for fabricSpin at most (a rank whose wait ended well does not
+// kick), then lets the loop look again. idle is written before resting
+// is read again, and drive writes pollers and lastPoll before it reads
+// idle, so one of the two sees the other: no kick is lost.
+func (d *rdmaDevice) rest(t *time.Timer) {
+	d.idle.Store(true)
+	if d.resting() && !d.stop.Load() {
+		t.Reset(fabricSpin)
+		select {
+		case <-d.kick:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	d.idle.Store(false)
+}
+
+// step polls the endpoint once (blocking up to waitMS when positive) and
+// handles what it reaped: how many (counted in reaped), and false once
+// the device is stopping or the completion queue failed. d.progMu must be
+// held.
+func (d *rdmaDevice) step(waitMS int, reaped *atomic.Int64) (int, bool) {
+	if d.stop.Load() {
+		return 0, false // Close frees the slab once it holds progMu
+	}
+	d.retryDeferred()
+	if !d.aborted && d.w.state.Load() == stateAborted {
+		d.aborted = true
+		d.failHeld(d.w.failure())
+	}
+	n, err := d.ep.Poll(d.cs, waitMS)
+	if err != nil {
+		if !d.stop.Load() {
+			d.lost(-1, fmt.Errorf("comm: fabric completion queue: %w", err))
+		}
+		return 0, false
+	}
+	if n > 0 {
+		d.lastReap.Store(time.Now().UnixNano())
+		reaped.Add(int64(n))
+	}
+	for i := range d.cs[:n] {
+		d.complete(&d.cs[i])
+	}
+	return n, true
+}
+
+// drive implements progressor: the waiting rank polls the endpoint itself
+// for up to fabricRankSpin, or until w is done.
+func (d *rdmaDevice) drive(w waitable) bool {
+	if w.done() || d.stop.Load() || !d.pollers.CompareAndSwap(0, 1) {
+		return w.done()
+	}
+	if d.sleeping.Load() {
+		d.ep.Wake() // the loop blocks in Poll holding progMu: get it out
+	}
+	start := time.Now()
+	for !w.done() && time.Since(start) < fabricRankSpin {
+		if d.progMu.TryLock() {
+			_, ok := d.step(-1, &d.stats.rankReaped)
+			d.progMu.Unlock()
+			if !ok {
+				break
+			}
+		}
+		if w.done() {
+			break
+		}
+		// Let goroutines of this P run: another local rank, or a pull,
+		// may be what completes w.
+		runtime.Gosched()
+	}
+	done := w.done()
+	if done {
+		d.lastPoll.Store(time.Now().UnixNano()) // before pollers: the loop reads them in the other order
+	} else {
+		d.lastPoll.Store(0) // parking: the loop takes over at once
+	}
+	d.pollers.Store(0)
+	if d.idle.Load() && !done {
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	}
+	return done
+}
+
+// complete handles one completion (progress only).
 func (d *rdmaDevice) complete(c *fabric.Completion) {
 	idx := int(c.ID &^ opMask)
 	switch c.ID & opMask {
@@ -118,7 +239,7 @@ func (d *rdmaDevice) complete(c *fabric.Completion) {
 	}
 }
 
-// repost gives receive slot i back to the provider (loop only).
+// repost gives receive slot i back to the provider (progress only).
 func (d *rdmaDevice) repost(i int) {
 	if err := d.postRecv(i); errors.Is(err, fabric.ErrAgain) {
 		d.deferred = append(d.deferred, func() bool { return !errors.Is(d.postRecv(i), fabric.ErrAgain) })
@@ -127,7 +248,7 @@ func (d *rdmaDevice) repost(i int) {
 	}
 }
 
-// retryDeferred retries the posts that met EAGAIN (loop only).
+// retryDeferred retries the posts that met EAGAIN (progress only).
 func (d *rdmaDevice) retryDeferred() {
 	if len(d.deferred) == 0 {
 		return
@@ -154,9 +275,12 @@ func (d *rdmaDevice) control(proc int, h header) {
 		}
 		b := d.slotBytes(s)
 		h.put(b)
-		err := d.ep.Send(d.addrs[proc], b[:fabricHeader], d.mr, opSendSlot|uint64(s))
-		if err != nil {
+		inject := d.injects(&h, fabricHeader)
+		err := d.postSlot(proc, s, fabricHeader, inject)
+		if err != nil || inject {
 			d.sfree <- s
+		}
+		if err != nil {
 			if errors.Is(err, fabric.ErrAgain) {
 				return false
 			}
@@ -171,7 +295,7 @@ func (d *rdmaDevice) control(proc int, h header) {
 	}
 }
 
-// arrive handles a message (loop only). inSlot: frame is a receive slot,
+// arrive handles a message (progress only). inSlot: frame is a receive slot,
 // reposted once arrive returns.
 func (d *rdmaDevice) arrive(frame []byte, inSlot bool) {
 	h, err := d.parseHeader(frame)
@@ -223,7 +347,7 @@ func (d *rdmaDevice) arrive(frame []byte, inSlot bool) {
 	}
 }
 
-// deliver feeds an ordered message to the engine (loop only).
+// deliver feeds an ordered message to the engine (progress only).
 func (d *rdmaDevice) deliver(h *header, frame []byte, inSlot bool) {
 	if h.kind == kindBye {
 		d.finished(int(h.from))
@@ -259,7 +383,7 @@ func (d *rdmaDevice) deliver(h *header, frame []byte, inSlot bool) {
 	}
 }
 
-// reply handles RNDZ_REPLY at the sender (loop only): write the payload
+// reply handles RNDZ_REPLY at the sender (progress only): write the payload
 // into the receiver's buffer, or finish at once when it took none.
 func (d *rdmaDevice) reply(h *header) {
 	d.mu.Lock()
@@ -443,9 +567,17 @@ func (d *rdmaDevice) close() {
 	if d.w != nil {
 		d.stop.Store(true)
 		d.ep.Wake()
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
 		<-d.stopped
 	}
 	d.failHeld(fmt.Errorf("comm: fabric device: %w", ErrClosed))
 	d.pullsWG.Wait()
+	// A rank may still be in drive: once stop is set, whoever takes
+	// progMu next does nothing, so the slab can go.
+	d.progMu.Lock()
 	d.free()
+	d.progMu.Unlock()
 }

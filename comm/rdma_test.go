@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/internal/pmi"
@@ -175,4 +177,85 @@ func TestFabricEager(t *testing.T) {
 	if s0.EagerMessages < 1 || s0.RndzMessages != 0 {
 		t.Errorf("sender stats %+v: want eager only", s0)
 	}
+}
+
+// A ping-pong of small messages is driven by the ranks that wait: they
+// reap the completion queue themselves (no handoff from the progress
+// goroutine), and the small frames go by fi_inject (no send completion).
+func TestFabricRankProgress(t *testing.T) {
+	for _, prov := range fabricProviders() {
+		t.Run(prov, func(t *testing.T) {
+			jobs := joinFabric(t, 2, comm.FabricConfig{Provider: prov})
+			errs := runJobs(t, jobs, func(w *comm.Comm) error {
+				_, err := pingPong(w, 8, 200)
+				return err
+			})
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			for p, j := range jobs {
+				s, _ := j.FabricStats()
+				t.Logf("process %d: %d completions reaped by waiting ranks, %d by the progress goroutine, %d frames injected",
+					p, s.RankReaped, s.LoopReaped, s.Injected)
+				if s.RankReaped == 0 {
+					t.Errorf("process %d: no completion reaped by a waiting rank", p)
+				}
+				if s.Injected < 300 {
+					t.Errorf("process %d: %d of 300 small messages injected", p, s.Injected)
+				}
+			}
+		})
+	}
+}
+
+// Ranks that wait long do not burn a core: each polls for a short window
+// at most (one per process at a time), then parks, and the progress
+// goroutine blocks. Six ranks of one process wait 300 ms for a message;
+// the whole process may use a fraction of one core meanwhile.
+func TestFabricWaitersPark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	const wait = 300 * time.Millisecond
+	jobs := joinFabric(t, 2, comm.FabricConfig{JobConfig: comm.JobConfig{RanksPerProcess: 6}, Provider: fabricProviders()[0]})
+	var used time.Duration
+	errs := runJobs(t, jobs, func(w *comm.Comm) error {
+		if w.Rank() != 0 {
+			if w.Rank() < 6 {
+				return nil // process 0's other ranks
+			}
+			_, err := w.Recv(nil, comm.Byte, 0, 1)
+			return err
+		}
+		time.Sleep(10 * time.Millisecond) // let the receivers block
+		before := cpuTime(t)
+		time.Sleep(wait)
+		used = cpuTime(t) - before
+		for r := 6; r < w.Size(); r++ {
+			if err := w.Send(nil, comm.Byte, r, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	t.Logf("%v of CPU time in %v while 6 ranks waited", used, wait)
+	if used > wait/2 {
+		t.Errorf("%v of CPU time in %v while ranks waited: they spin", used, wait)
+	}
+}
+
+// cpuTime returns the CPU time this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

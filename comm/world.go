@@ -21,6 +21,7 @@ type World struct {
 	eagerLimit int
 	yields     int           // see pollYields
 	dev        Device        // nil when every rank is local
+	progress   progressor    // dev, when waiting ranks drive its progress
 	pool       *buffer.Pool  // eager copies
 	local      []bool        // which world ranks run here; nil: all
 	process    func(int) int // Config.Process
@@ -129,6 +130,9 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	w := &World{eps: make([]endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, process: cfg.Process, pool: pool}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
+	}
+	if p, ok := cfg.Device.(progressor); ok {
+		w.progress = p
 	}
 
 	for i := range w.eps {
@@ -269,6 +273,9 @@ func (ep *endpoint) retract(r *Request, err error) bool {
 // deadlock detector. consume leaves the event locked for reuse (pooled
 // requests).
 func (ep *endpoint) park(r *Request, consume bool) {
+	if ep.drive(r) {
+		return // fired without a sleeper: a consumed event is still ready to rearm
+	}
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
 	r.ev.sleep(consume)
@@ -277,6 +284,9 @@ func (ep *endpoint) park(r *Request, consume bool) {
 
 // parkChan is park for a wait on several requests (WaitAny).
 func (ep *endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
+	if ep.drive(wr) {
+		return
+	}
 	ep.parks.Add(1)
 	ep.waitMany.Store(wr)
 	<-c

@@ -37,7 +37,7 @@ typedef struct {
 // in domain_attr->mr_mode is what the program acts on.
 #define MP_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
-static int mp_getinfo(const char *prov, const char *dom, int safe, struct fi_info **out) {
+static int mp_getinfo(const char *prov, const char *dom, int safe, size_t inject, struct fi_info **out) {
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints) return -FI_ENOMEM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
@@ -45,6 +45,7 @@ static int mp_getinfo(const char *prov, const char *dom, int safe, struct fi_inf
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = MP_MR_MODES;
 	hints->domain_attr->threading = safe ? FI_THREAD_SAFE : FI_THREAD_UNSPEC;
+	hints->tx_attr->inject_size = inject;
 	if (prov && *prov) hints->fabric_attr->prov_name = strdup(prov);
 	if (dom && *dom) hints->domain_attr->name = strdup(dom);
 	int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
@@ -82,7 +83,13 @@ static int mp_open(struct fi_info *info, uint32_t nctx, mp_ep **out, const char 
 	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_UNSPEC, .size = 0 };
 	*step = "fi_cq_open";
 	if (fi_cq_open(e->domain, &cq, &e->cq, NULL) == 0) {
-		e->waitable = 1;
+		// Block in fi_cq_sread only when the wait object is a file
+		// descriptor: shm's (a yield loop) spins on a core for as long as
+		// it waits; without one the caller sleeps between polls. (Asking
+		// for FI_WAIT_FD instead is refused by shm, and the failed open
+		// leaves its domain in a state that crashes later.)
+		int fd;
+		e->waitable = fi_control(&e->cq->fid, FI_GETWAIT, &fd) == 0;
 	} else {
 		cq.wait_obj = FI_WAIT_NONE;
 		if ((rc = fi_cq_open(e->domain, &cq, &e->cq, NULL))) goto fail;
@@ -118,6 +125,10 @@ static void *mp_ctx_at(mp_ep *e, uint32_t slot, uint64_t id) {
 
 static ssize_t mp_send(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t dest, uint32_t slot, uint64_t id) {
 	return fi_send(e->ep, buf, len, desc, dest, mp_ctx_at(e, slot, id));
+}
+
+static ssize_t mp_inject_send(mp_ep *e, void *buf, size_t len, fi_addr_t dest) {
+	return fi_inject(e->ep, buf, len, dest);
 }
 
 static ssize_t mp_recv(mp_ep *e, void *buf, size_t len, void *desc, uint32_t slot, uint64_t id) {
@@ -325,6 +336,12 @@ type Config struct {
 	// Contexts bounds the operations in flight (0: the provider's
 	// transmit plus receive queue sizes).
 	Contexts int
+	// InjectSize asks for at least this many bytes of [Endpoint.Inject]
+	// (tx_attr->inject_size in the hints); a provider that cannot offer
+	// it is taken with its own (0: the provider's default, which for
+	// tcp;ofi_rxm is 64 bytes although it can inject up to its buffer
+	// size, FI_OFI_RXM_BUFFER_SIZE).
+	InjectSize int
 }
 
 // Addr is a peer's address in the endpoint's address vector.
@@ -387,10 +404,18 @@ func Open(cfg Config) (*Endpoint, error) {
 	prov, dom := C.CString(cfg.Provider), C.CString(cfg.Domain)
 	defer C.free(unsafe.Pointer(prov))
 	defer C.free(unsafe.Pointer(dom))
+	if cfg.InjectSize < 0 {
+		return nil, fmt.Errorf("fabric: inject size %d: %w", cfg.InjectSize, ErrArg)
+	}
 	var list *C.struct_fi_info
-	rc := C.mp_getinfo(prov, dom, 1, &list)
-	if rc == -C.FI_ENODATA {
-		rc = C.mp_getinfo(prov, dom, 0, &list) // serialize calls ourselves
+	rc := C.int(-C.FI_ENODATA)
+	for _, inject := range []int{cfg.InjectSize, 0} { // as asked, then the provider's own
+		if rc = C.mp_getinfo(prov, dom, 1, C.size_t(inject), &list); rc == -C.FI_ENODATA {
+			rc = C.mp_getinfo(prov, dom, 0, C.size_t(inject), &list) // serialize calls ourselves
+		}
+		if rc != -C.FI_ENODATA || inject == 0 {
+			break
+		}
 	}
 	if rc == -C.FI_ENODATA || (rc == 0 && list == nil) {
 		return nil, fmt.Errorf("%w: provider %q domain %q: none offers FI_EP_RDM with FI_MSG|FI_TAGGED|FI_RMA", ErrNoProvider, cfg.Provider, cfg.Domain)
@@ -573,6 +598,21 @@ func (e *Endpoint) Send(dst Addr, b []byte, desc *MR, id uint64) error {
 	return e.post(OpSend, "fi_send", func(s C.uint32_t) C.ssize_t {
 		return C.mp_send(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), C.fi_addr_t(dst), s, C.uint64_t(id))
 	})
+}
+
+// Inject sends b to dst (fi_inject): the provider copies it before
+// returning, so b may be reused at once, needs no registration, and no
+// completion follows. len(b) must not exceed [Info.InjectSize]. Fails
+// with an error matching [ErrAgain] when the queue is full.
+func (e *Endpoint) Inject(dst Addr, b []byte) error {
+	if len(b) > e.info.InjectSize {
+		return fmt.Errorf("fabric: injecting %d bytes, at most %d: %w", len(b), e.info.InjectSize, ErrArg)
+	}
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	return errOf("fi_inject", C.mp_inject_send(e.c, ptr(b), C.size_t(len(b)), C.fi_addr_t(dst)))
 }
 
 // Recv posts a receive into b (fi_recv), from any peer; as for Send, b

@@ -169,12 +169,64 @@ func TestSendRecvWrite(t *testing.T) {
 	}
 }
 
+// TestInject: an injected message arrives whole, the buffer is free at
+// once (overwritten right after the call), and no send completion comes.
+func TestInject(t *testing.T) {
+	for _, prov := range providers() {
+		t.Run(prov, func(t *testing.T) {
+			a, b, ab, _ := pair(t, prov)
+			if asked, err := fabric.Open(fabric.Config{Provider: prov, InjectSize: 256}); err != nil {
+				t.Fatal(err)
+			} else {
+				// tcp;ofi_rxm and shm can both inject 256 bytes when asked.
+				if got := asked.Info().InjectSize; got < 256 {
+					t.Errorf("asked for an inject size of 256, got %d", got)
+				}
+				asked.Close()
+			}
+			if a.Info().InjectSize < 64 {
+				t.Skipf("inject size %d", a.Info().InjectSize)
+			}
+			mem := offHeap(t, 4096)
+			rb, err := b.Register(mem, fabric.AccessRecv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Close()
+			if err := b.Recv(mem, rb, 20); err != nil {
+				t.Fatal(err)
+			}
+			src := []byte("injected, then overwritten by the caller at once.")
+			want := append([]byte(nil), src...)
+			retry(t, a, b, func() error { return a.Inject(ab, src) })
+			clear(src)
+			if c := reap(t, b, a, 20); c.Err != nil || c.Op != fabric.OpRecv || c.Len != len(want) {
+				t.Fatalf("recv completion %+v", c)
+			}
+			if !bytes.Equal(mem[:len(want)], want) {
+				t.Fatalf("received %q, want %q", mem[:len(want)], want)
+			}
+			poll(t, a)
+			if len(reaped) != 0 {
+				t.Fatalf("completions after an inject: %v", reaped)
+			}
+			big := make([]byte, a.Info().InjectSize+1)
+			if err := a.Inject(ab, big); !errors.Is(err, fabric.ErrArg) {
+				t.Errorf("inject of %d bytes: %v, want ErrArg", len(big), err)
+			}
+		})
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	if _, err := fabric.Open(fabric.Config{Provider: "no-such-provider"}); !errors.Is(err, fabric.ErrNoProvider) {
 		t.Errorf("unknown provider: %v, want ErrNoProvider", err)
 	}
 	if _, err := fabric.Open(fabric.Config{Contexts: -1}); !errors.Is(err, fabric.ErrArg) {
 		t.Errorf("negative contexts: %v, want ErrArg", err)
+	}
+	if _, err := fabric.Open(fabric.Config{InjectSize: -1}); !errors.Is(err, fabric.ErrArg) {
+		t.Errorf("negative inject size: %v, want ErrArg", err)
 	}
 	a, _, _, _ := pair(t, providers()[0])
 	if _, err := a.Register(nil, fabric.AccessSend); !errors.Is(err, fabric.ErrArg) {
