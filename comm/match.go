@@ -71,7 +71,8 @@ type msg struct {
 	xbuf  *buffer.Buf // data is this Buf's memory, handed over by SendBuf
 	sreq  *Request    // rendezvous: the sender's request; nil once it completed
 
-	remote Remote       // the payload is with a sender in another process
+	remote Remote       // the payload is with its sender: in another process, or a local Source
+	local  bool         // remote is a local sender's Source (SendFrom): pulled into an eager copy if queued without sreq
 	size   int          // remote: payload bytes
 	store  []byte       // the eager copy's block, as the pool returned it
 	pool   *buffer.Pool // where store goes back; nil for heap storage
@@ -209,7 +210,13 @@ func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool) (*Request, error) {
 	q := getMsg()
 	*q = *m
 	q.seq = in.seq.Add(1)
-	if q.sreq == nil && !q.owned && q.remote == nil {
+	switch {
+	case q.local && q.sreq == nil:
+		if err := q.eagerPull(in.ep.w.pool); err != nil {
+			freeMsg(q)
+			return nil, err
+		}
+	case q.sreq == nil && !q.owned && q.remote == nil:
 		q.eagerCopy(in.ep.w.pool, q.data)
 	}
 	p.unexp.push(q)
