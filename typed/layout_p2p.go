@@ -306,21 +306,18 @@ func rankName(r int) string {
 	return fmt.Sprintf("rank %d", r)
 }
 
-// elemsOf views the first n elements' worth of p, storage from getPacked, as
-// []T.
+// elemsOf views the first n elements' worth of p, 8-byte aligned storage
+// (from getPacked, or checked with aligned), as []T.
 func elemsOf[T Number](p []byte, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(p))), n)
 }
 
-// packPools recycles the storage layout messages are packed into, so that
-// steady-state layout transfers allocate nothing. Pool c holds blocks of
-// [2^c, 2^(c+1)) bytes, 8-byte aligned, in boxes; emptyBoxes keeps the
-// boxes while their blocks are out, so that neither Get nor Put allocates.
-//
-// Storage is memory of the Go heap rather than of a buffer.Pool because it
-// is handed to the receiver with SendOwned, and a receiver that takes the
-// message with a plain Recv drops it: the garbage collector must be able to
-// reclaim it.
+// packPools recycles the scratch storage of the layout transfers that go
+// through packed bytes (a payload pulled from another process before it is
+// scattered, elements realigned for a foreign byte buffer), so that they
+// allocate nothing in steady state. Pool c holds blocks of [2^c, 2^(c+1))
+// bytes, 8-byte aligned, in boxes; emptyBoxes keeps the boxes while their
+// blocks are out, so that neither Get nor Put allocates.
 var (
 	packPools  [bits.UintSize]sync.Pool // of *packedBox
 	emptyBoxes sync.Pool                // of *packedBox with a nil block
@@ -359,10 +356,8 @@ func getPacked(n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:n]
 }
 
-// putPacked recycles b, a block of our own or one received with RecvOwned
-// (then the caller's to dispose of). Only b[:len(b)] is reused: whatever
-// lies beyond it, in a slice handed over with SendOwned, may still be its
-// sender's. Small or unaligned blocks are left to the garbage collector.
+// putPacked recycles b, a block from getPacked. Small or unaligned blocks
+// are left to the garbage collector.
 func putPacked(b []byte) {
 	n := len(b)
 	if n < minPacked || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
