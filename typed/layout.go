@@ -32,6 +32,7 @@ type Layout struct {
 	count   int   // elements selected
 	extent  int   // elements of the slice the layout spans, from offset 0
 	overlap bool  // some element is selected more than once
+	short   bool  // every run of the pattern is at most shortRun elements
 }
 
 // run is off, off+1, …, off+n-1 relative to a base.
@@ -301,6 +302,10 @@ func build(origin int, runs []run, dims []dim, extent int) Layout {
 		merged[0].off = 0
 	}
 	l.runs, l.dims, l.count = merged, kept, count
+	l.short = true
+	for _, r := range merged {
+		l.short = l.short && r.n <= shortRun
+	}
 	for _, r := range merged {
 		l.per += r.n
 	}

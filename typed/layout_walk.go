@@ -33,8 +33,12 @@ func walk[T Number](packed, strided []T, l *Layout, gather bool) {
 			k = gatherRuns(packed, strided, l.runs[0], base, inner.stride, m, k)
 		case len(l.runs) == 1:
 			k = scatterRuns(packed, strided, l.runs[0], base, inner.stride, m, k)
+		case gather && l.short:
+			k = gatherShort(packed, strided, l.runs, base, inner.stride, m, k)
 		case gather:
 			k = gatherPatterns(packed, strided, l.runs, base, inner.stride, m, k)
+		case l.short:
+			k = scatterShort(packed, strided, l.runs, base, inner.stride, m, k)
 		default:
 			k = scatterPatterns(packed, strided, l.runs, base, inner.stride, m, k)
 		}
@@ -106,6 +110,42 @@ func gatherPatterns[T Number](packed, strided []T, runs []run, base, stride, m, 
 	for range m {
 		for _, r := range runs {
 			moveRun(packed[k:k+r.n], strided[base+r.off:base+r.off+r.n])
+			k += r.n
+		}
+		base += stride
+	}
+	return k
+}
+
+// gatherShort is gatherPatterns for patterns whose runs are all short
+// (Layout.short): each run moved element by element. A loop with no call
+// in it keeps its variables in registers; with copy() in it (even on a path
+// not taken) the compiler spills them around the call, which costs more
+// than the moves of a short run.
+func gatherShort[T Number](packed, strided []T, runs []run, base, stride, m, k int) int {
+	for range m {
+		for _, r := range runs {
+			d := packed[k : k+r.n]
+			s := strided[base+r.off : base+r.off+r.n]
+			for i := range s {
+				d[i] = s[i]
+			}
+			k += r.n
+		}
+		base += stride
+	}
+	return k
+}
+
+// scatterShort is gatherShort the other way.
+func scatterShort[T Number](packed, strided []T, runs []run, base, stride, m, k int) int {
+	for range m {
+		for _, r := range runs {
+			d := strided[base+r.off : base+r.off+r.n]
+			s := packed[k : k+r.n]
+			for i := range s {
+				d[i] = s[i]
+			}
 			k += r.n
 		}
 		base += stride
@@ -226,17 +266,14 @@ func walkSame[T Number](dst, src []T, l *Layout, n int) {
 	var ctr [maxLayoutDims]int // outer dimensions' counters
 	for patterns > 0 {
 		m := min(inner.n, patterns)
-		b := base
-		for range m {
-			for _, r := range l.runs {
-				o := b + r.off
-				moveRun(dst[o:o+r.n], src[o:o+r.n])
-			}
-			b += inner.stride
+		if l.short {
+			moveSameShort(dst, src, l.runs, base, inner.stride, m)
+		} else {
+			moveSamePatterns(dst, src, l.runs, base, inner.stride, m)
 		}
 		patterns -= m
 		if m < inner.n { // patterns ran out inside the innermost dimension
-			base = b
+			base += m * inner.stride
 			break
 		}
 		for d := nd - 2; d >= 0; d-- {
@@ -251,6 +288,33 @@ func walkSame[T Number](dst, src []T, l *Layout, n int) {
 	}
 	if rest > 0 {
 		moveSamePart(dst, src, l.runs, base, rest)
+	}
+}
+
+// moveSamePatterns moves m whole patterns of runs, stride apart from base,
+// from src to the same places in dst.
+func moveSamePatterns[T Number](dst, src []T, runs []run, base, stride, m int) {
+	for range m {
+		for _, r := range runs {
+			o := base + r.off
+			moveRun(dst[o:o+r.n], src[o:o+r.n])
+		}
+		base += stride
+	}
+}
+
+// moveSameShort is moveSamePatterns for patterns of short runs, element by
+// element (see gatherShort).
+func moveSameShort[T Number](dst, src []T, runs []run, base, stride, m int) {
+	for range m {
+		for _, r := range runs {
+			o := base + r.off
+			d, s := dst[o:o+r.n], src[o:o+r.n]
+			for i := range s {
+				d[i] = s[i]
+			}
+		}
+		base += stride
 	}
 }
 
