@@ -33,6 +33,11 @@ import (
 //   - A request is completed by whoever removed it from its queue, after
 //     releasing the locks; blocked probes, which carry no data, are
 //     completed under them.
+//   - A queued message never refers to the Source of a sender that has
+//     completed (payload.go): a SendFrom is queued either by rendezvous
+//     (sreq set; the sender completes only after a receive read the Source,
+//     or after the message left the queue by sweep or unqueue) or as an
+//     eager copy pulled before it is queued (remote and local cleared).
 type inbox struct {
 	ep *endpoint
 
