@@ -100,6 +100,7 @@ func (c *Comm) finish(r *Request) (Status, []byte, error) {
 	r.ev.rearm() // the event's mutex is locked again: armed
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, modeStandard
 	r.asBuf, r.gotBuf, r.att = false, nil, nil
+	r.from, r.fromLen, r.sink = nil, 0, nil
 	r.comm, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
 	if !c.ep.spare.CompareAndSwap(nil, r) {
 		reqPool.Put(r)
@@ -248,14 +249,21 @@ func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode sendMode) (*Request,
 	if err != nil {
 		return nil, err
 	}
+	return c.release(r), nil
+}
+
+// release turns a pooled send request just started into the caller's: the
+// shared completedSend when it completed at once (r goes back to the
+// pool), otherwise r itself.
+func (c *Comm) release(r *Request) *Request {
 	if r.done() && r.err == nil {
 		c.finish(r)
-		return completedSend, nil
+		return completedSend
 	}
 	// Nobody can sleep on r yet, so it may switch to the mutex wake-up
 	// that any number of waiters can share.
 	r.pooled, r.ev.wake = false, nil
-	return r, nil
+	return r
 }
 
 // Recv receives a message of type t from src (or AnySource) with tag (or

@@ -33,6 +33,11 @@ import (
 //   - A request is completed by whoever removed it from its queue, after
 //     releasing the locks; blocked probes, which carry no data, are
 //     completed under them.
+//   - A queued message never refers to the Source of a sender that has
+//     completed (payload.go): a SendFrom is queued either by rendezvous
+//     (sreq set; the sender completes only after a receive read the Source,
+//     or after the message left the queue by sweep or unqueue) or as an
+//     eager copy pulled before it is queued (remote and local cleared).
 type inbox struct {
 	ep *endpoint
 
@@ -71,7 +76,8 @@ type msg struct {
 	xbuf  *buffer.Buf // data is this Buf's memory, handed over by SendBuf
 	sreq  *Request    // rendezvous: the sender's request; nil once it completed
 
-	remote Remote       // the payload is with a sender in another process
+	remote Remote       // the payload is with its sender: in another process, or a local Source
+	local  bool         // remote is a local sender's Source (SendFrom): pulled into an eager copy if queued without sreq
 	size   int          // remote: payload bytes
 	store  []byte       // the eager copy's block, as the pool returned it
 	pool   *buffer.Pool // where store goes back; nil for heap storage
@@ -209,7 +215,13 @@ func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool) (*Request, error) {
 	q := getMsg()
 	*q = *m
 	q.seq = in.seq.Add(1)
-	if q.sreq == nil && !q.owned && q.remote == nil {
+	switch {
+	case q.local && q.sreq == nil:
+		if err := q.eagerPull(in.ep.w.pool); err != nil {
+			freeMsg(q)
+			return nil, err
+		}
+	case q.sreq == nil && !q.owned && q.remote == nil:
 		q.eagerCopy(in.ep.w.pool, q.data)
 	}
 	p.unexp.push(q)

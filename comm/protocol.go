@@ -16,7 +16,9 @@ import (
 //     send: rendezvous, the message refers to the sender's buffer, the
 //     receiver copies from it (one copy) and then completes the sender;
 //   - SendOwned: the slice itself is queued or handed to the receive; a
-//     RecvOwned takes it without copying.
+//     RecvOwned takes it without copying;
+//   - SendFrom: the same as a plain send of its length, the payload
+//     produced by a Source where a receive wants it (payload.go).
 
 // msgPool recycles message shells; their eager payloads live in the
 // world's buffer.Pool (Knuth's buddy system: one block per queued eager
@@ -28,19 +30,34 @@ func getMsg() *msg { return msgPool.Get().(*msg) }
 
 // eagerCopy makes m.data a copy of data in a block of pool.
 func (m *msg) eagerCopy(pool *buffer.Pool, data []byte) {
-	if len(data) == 0 {
+	copy(m.eagerBlock(pool, len(data)), data)
+}
+
+// eagerPull makes m.data a copy of the payload of its local Source (a
+// SendFrom below the eager limit that found no receive) in a block of pool,
+// and forgets the Source: the sender does not wait for the receive.
+func (m *msg) eagerPull(pool *buffer.Pool) error {
+	src := m.remote
+	m.remote, m.local = nil, false
+	return src.Pull(m.eagerBlock(pool, m.size))
+}
+
+// eagerBlock makes m.data n bytes of a block of pool (nil when n is 0)
+// and returns it.
+func (m *msg) eagerBlock(pool *buffer.Pool, n int) []byte {
+	if n == 0 {
 		m.data = nil
-		return
+		return nil
 	}
-	store, err := pool.Get(len(data))
+	store, err := pool.Get(n)
 	if err != nil { // the pool cannot serve it: fall back to the heap
-		store = make([]byte, len(data))
+		store = make([]byte, n)
 	} else {
 		m.pool = pool
 	}
 	m.store = store
-	m.data = store[:len(data)]
-	copy(m.data, data)
+	m.data = store[:n]
+	return m.data
 }
 
 // freeMsg returns m's eager block to its pool and recycles m.
@@ -62,6 +79,11 @@ func take(r *Request, m *msg) {
 	switch {
 	case r.typ != Byte && m.typ != r.typ:
 		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, m.len(), m.typ, r.typ)
+	case r.sink != nil && m.len() > r.sink.Cap():
+		err = fmt.Errorf("%w: message of %d bytes, receive of %d", ErrTruncate, m.len(), r.sink.Cap())
+	case r.sink != nil: // payload.go
+		err = r.sink.Take(m.data, m.remote, m.len())
+		m.remote = nil
 	case r.asBuf:
 		err = takeBuf(r, m)
 	case m.remote != nil && r.owned:
@@ -150,6 +172,11 @@ func (ep *endpoint) startSend(r *Request) error {
 	switch {
 	case r.mode == modeOwned:
 		m.owned, m.xbuf = true, r.att
+	case r.from != nil: // SendFrom (payload.go)
+		m.remote, m.size, m.local = r.from, r.fromLen, true
+		if r.fromLen >= ep.w.eagerLimit {
+			m.sreq = r
+		}
 	case r.mode == modeSync || len(r.buf) >= ep.w.eagerLimit:
 		m.sreq = r
 	}

@@ -61,6 +61,10 @@ type Request struct {
 	ep     *endpoint // the rank that started it
 	comm   *Comm
 
+	from    Source // send: SendFrom's payload, instead of buf
+	fromLen int    // send: bytes from produces
+	sink    Sink   // receive: RecvInto's destination, instead of buf
+
 	// Where the request waits to be matched (guarded by that queue's lock).
 	in *inbox
 	pr *pair // nil when queued in the inbox's AnySource queue
@@ -184,7 +188,7 @@ func (r *Request) describe() string {
 	}
 	switch r.kind {
 	case kindSend:
-		return fmt.Sprintf("send to rank %d tag %d (%d bytes) on %s", r.to, r.tag, len(r.buf), cid)
+		return fmt.Sprintf("send to rank %d tag %d (%d bytes) on %s", r.to, r.tag, len(r.buf)+r.fromLen, cid)
 	case kindRecv:
 		return fmt.Sprintf("recv from %s tag %s on %s", rankStr(r.src), tagStr(r.tag), cid)
 	default:

@@ -31,7 +31,9 @@ import (
 //   - stream/layout, stream/packloop: one direction, a window of messages
 //     in flight before a zero-length acknowledgement (osu_bw's scheme; the
 //     window is 64 messages, fewer when they would hold more than 512 MiB),
-//     MB/s of payload.
+//     MB/s of payload. Messages at or above the eager limit go by
+//     rendezvous, layout and plain alike, so each send waits for its
+//     receive: the window bounds the sends, not the copies in flight.
 func BenchmarkLayoutIndexed(b *testing.B) {
 	tri := upperTriangle(b, 8)
 	for count := 1; count <= 262144; count *= 4 {

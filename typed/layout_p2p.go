@@ -16,25 +16,29 @@ import (
 // the same count, or none (Recv of Count() elements), and a plain Send can
 // be received through a layout.
 //
-// A non-contiguous layout is packed (one copy, a run at a time) into
-// storage from packPools and handed over with SendOwned: the sender does not
-// wait for the receiver, and the transfer itself copies nothing. The
-// receiving side takes the message with RecvOwned, unpacks it (one copy)
-// and puts the storage back into packPools, where the next send finds it:
-// a stream of layout messages moves each element twice (pack, unpack), one
-// copy fewer than packing around a plain Send and Recv, and allocates
-// nothing in steady state. (Once the engine can let a receiver gather
-// straight from the sender's buffer, one pass would do.) A layout that is one run (Contiguous, or a vector whose stride is
-// its blocklength) goes as a plain Send or Recv of that run.
+// Nothing is packed in advance: a non-contiguous layout is sent with
+// comm's SendFrom, its payload a layoutSource that gathers the elements
+// when and where a receive wants them, and received with RecvInto through
+// a layoutSink that scatters them. Between two ranks of one process the
+// sink is handed the source itself and moves each element once, from the
+// sender's places straight to the receiver's (transfer); a plain Recv gets
+// the elements gathered straight into its buffer; a plain Send is
+// scattered straight from the sender's slice (rendezvous) or its eager
+// copy. Only a message that crosses processes is packed into bytes. The
+// protocol is a plain Send's of the same length: below the eager limit the
+// sender does not wait (its elements are gathered into an eager copy if
+// the receive is not there yet), at or above it the sender waits until the
+// receiver has read them. A layout that is one run (Contiguous, or a
+// vector whose stride is its blocklength) goes as a plain Send or Recv of
+// that run.
 
 // SendLayout sends the elements of buf that l selects to rank dst with tag,
-// packed in layout order into one message of l.Count() elements. buf must
-// be at least l.Extent() long, else SendLayout fails with an error wrapping
-// [comm.ErrArg] and sends nothing. It returns once buf may be reused;
-// unlike a plain Send of a large message, it does not wait for the
-// receiver: the packed copy travels on its own (MPI lets a standard send
-// buffer, and this one does), so a sender that runs far ahead of its
-// receiver holds that many packed copies. Other errors are those of
+// in layout order, as one message of l.Count() elements. buf must be at
+// least l.Extent() long, else SendLayout fails with an error wrapping
+// [comm.ErrArg] and sends nothing. It returns once buf may be reused:
+// like a plain [Comm.Send] of as many elements, at once below the eager
+// limit, otherwise once the receiver has read the elements (from buf
+// itself, when it is in this process). Other errors are those of
 // [Comm.Send].
 func (c *Comm[T]) SendLayout(buf []T, l Layout, dst, tag int) error {
 	if len(buf) < l.extent {
@@ -46,20 +50,15 @@ func (c *Comm[T]) SendLayout(buf []T, l Layout, dst, tag int) error {
 	if off, n, ok := l.contiguousRun(); ok {
 		return c.c.Send(bytesOf(buf[off:off+n]), c.t, dst, tag)
 	}
-	p := c.pack(buf, &l)
-	if err := c.c.SendOwned(p, c.t, dst, tag); err != nil {
-		// Whether it was handed over is not known; leave it to the
-		// garbage collector rather than risk reusing it.
-		return err
-	}
-	return nil
+	s := newSource(buf, &l, c.t)
+	err := c.c.SendFrom(s, l.count*c.size, c.t, dst, tag)
+	s.free() // returned: the engine no longer refers to s
+	return err
 }
 
 // IsendLayout starts [Comm.SendLayout]. As with [Comm.Isend], buf must
-// not be modified until the request completes. A non-contiguous layout is
-// packed before IsendLayout returns and the request completes once the
-// packed message has been handed over (on one machine, at once); a layout
-// that is one run is sent from buf itself.
+// not be modified until the request completes: at once below the eager
+// limit, otherwise once the receiver has read the elements.
 func (c *Comm[T]) IsendLayout(buf []T, l Layout, dst, tag int) (*comm.Request, error) {
 	if len(buf) < l.extent {
 		return nil, fmt.Errorf("typed: isend layout to rank %d tag %d: %d elements, layout extent %d: %w", dst, tag, len(buf), l.extent, comm.ErrArg)
@@ -70,15 +69,16 @@ func (c *Comm[T]) IsendLayout(buf []T, l Layout, dst, tag int) (*comm.Request, e
 	if off, n, ok := l.contiguousRun(); ok {
 		return c.c.Isend(bytesOf(buf[off:off+n]), c.t, dst, tag)
 	}
-	return c.c.IsendOwned(c.pack(buf, &l), c.t, dst, tag)
-}
-
-// pack packs the elements of buf that l selects (l.count > 0, buf checked)
-// into pooled storage and returns its bytes.
-func (c *Comm[T]) pack(buf []T, l *Layout) []byte {
-	p := getPacked(l.count * c.size)
-	walk(elemsOf[T](p, l.count), buf, l, true)
-	return p
+	s := newSource(buf, &l, c.t)
+	r, err := c.c.IsendFrom(s, l.count*c.size, c.t, dst, tag)
+	if err != nil {
+		s.free()
+		return nil, err
+	}
+	if _, done, _ := r.Test(); done {
+		s.free()
+	} // else the request owns s until it completes; the garbage collector reclaims it
+	return r, nil
 }
 
 // RecvLayout receives a message of T from src (or [comm.AnySource]) with tag
@@ -96,30 +96,14 @@ func (c *Comm[T]) RecvLayout(buf []T, l Layout, src, tag int) (comm.Status, erro
 	if off, n, ok := l.contiguousRun(); ok {
 		return c.c.Recv(bytesOf(buf[off:off+n]), c.t, src, tag)
 	}
-	p, st, err := c.c.RecvOwned(c.t, src, tag)
-	if err != nil {
-		return st, err
-	}
-	n := len(p) / c.size
-	if n > l.count {
-		putPacked(p)
-		return st, fmt.Errorf("typed: recv layout from rank %d tag %d: message of %d elements, layout of %d: %w", st.Source, st.Tag, n, l.count, comm.ErrTruncate)
-	}
-	if uintptr(unsafe.Pointer(unsafe.SliceData(p)))%unsafe.Alignof(buf[0]) == 0 {
-		walk(elemsOf[T](p, n), buf, &l, false)
-		putPacked(p)
-	} else { // bytes from elsewhere (a foreign SendOwned of []byte): realign
-		packed := make([]T, n)
-		copy(bytesOf(packed), p)
-		walk(packed, buf, &l, false)
-	}
-	st.Count = n
-	return st, nil
+	k := newSink(buf, &l, c.t)
+	st, err := c.c.RecvInto(k, c.t, src, tag)
+	k.free() // returned: the engine no longer refers to k
+	return st, err
 }
 
-// IrecvLayout starts [Comm.RecvLayout]. The message is received into
-// pooled storage and unpacked into buf by the first [LayoutRequest.Wait] or
-// successful [LayoutRequest.Test]: buf must not be touched until then.
+// IrecvLayout starts [Comm.RecvLayout]. The elements land in buf by the
+// time the request completes; buf must not be touched until then.
 func (c *Comm[T]) IrecvLayout(buf []T, l Layout, src, tag int) (*LayoutRequest, error) {
 	if err := l.checkRecv(len(buf)); err != nil {
 		return nil, fmt.Errorf("typed: irecv layout from %s tag %d: %w", rankName(src), tag, err)
@@ -131,69 +115,188 @@ func (c *Comm[T]) IrecvLayout(buf []T, l Layout, src, tag int) (*LayoutRequest, 
 		}
 		return &LayoutRequest{r: r}, nil
 	}
-	p := getPacked(l.count * c.size)
-	r, err := c.c.Irecv(p, c.t, src, tag)
+	k := newSink(buf, &l, c.t)
+	r, err := c.c.IrecvInto(k, c.t, src, tag)
 	if err != nil {
-		putPacked(p)
+		k.free()
 		return nil, err
 	}
-	return &LayoutRequest{r: r, unpack: func(st comm.Status) {
-		if st.Count > 0 {
-			walk(elemsOf[T](p, st.Count), buf, &l, false)
-		}
-		putPacked(p)
-	}}, nil
+	return &LayoutRequest{r: r, k: k}, nil
 }
 
 // LayoutRequest is a layout receive in flight, started by
-// [Comm.IrecvLayout]. The message arrives into pooled storage; the first
-// Wait, or Test that finds it complete, unpacks it into the receive buffer.
-// Its methods are safe for concurrent use and, like [comm.Request]'s, may
-// be called any number of times with the same result.
+// [Comm.IrecvLayout]. Its methods are safe for concurrent use and, like
+// [comm.Request]'s, may be called any number of times with the same result.
 type LayoutRequest struct {
-	r      *comm.Request
-	unpack func(comm.Status) // nil for a layout received in place
-	once   sync.Once
+	r    *comm.Request
+	k    *layoutSink // recycled once the receive completed; nil for a run
+	once sync.Once
 }
 
-// Wait blocks until the message has arrived, unpacks it and returns its
-// status (Count in elements); errors are those of [Comm.RecvLayout].
+// Wait blocks until the message has arrived in the receive buffer and
+// returns its status (Count in elements); errors are those of
+// [Comm.RecvLayout].
 func (q *LayoutRequest) Wait() (comm.Status, error) {
 	st, err := q.r.Wait()
-	q.finish(st, err)
+	q.finish()
 	return st, err
 }
 
-// Test reports whether the receive has completed, unpacking the message if
-// it has.
+// Test reports whether the receive has completed.
 func (q *LayoutRequest) Test() (comm.Status, bool, error) {
 	st, ok, err := q.r.Test()
 	if ok {
-		q.finish(st, err)
+		q.finish()
 	}
 	return st, ok, err
 }
 
-// Done returns a channel closed once the message has arrived, for select;
-// call Wait (which then returns at once) to unpack it.
+// Done returns a channel closed once the message has arrived, for select.
 func (q *LayoutRequest) Done() <-chan struct{} { return q.r.Done() }
 
 // Cancel cancels the receive if it has not matched a message yet; see
 // [comm.Request.Cancel].
 func (q *LayoutRequest) Cancel() error { return q.r.Cancel() }
 
-// finish unpacks a completed receive, once; after an error it only gives
-// the storage back.
-func (q *LayoutRequest) finish(st comm.Status, err error) {
-	if q.unpack == nil {
+// finish recycles the sink of a completed receive, once.
+func (q *LayoutRequest) finish() {
+	if q.k != nil {
+		q.once.Do(q.k.free)
+	}
+}
+
+// layoutSource is the payload of a layout message ([comm.Source]): the
+// sender's slice and layout, read when a receive wants them. It is not
+// generic, so that one pool serves every element type: elems points at
+// the sender's slice, at least l.extent elements of type t, and ops are
+// the generic code for that type.
+type layoutSource struct {
+	elems unsafe.Pointer
+	t     comm.Type
+	l     Layout
+	ops   layoutOps
+}
+
+// layoutOps is the element type's code for layoutSource and layoutSink:
+// elemOps[T], a value of no size, which an interface holds without
+// allocating (a func value of a generic function's instantiation would
+// be a closure allocated at each use).
+type layoutOps interface {
+	gather(s *layoutSource, dst []byte)
+	take(k *layoutSink, data []byte, from comm.Remote, n int) error
+}
+
+type elemOps[T Number] struct{}
+
+func (elemOps[T]) gather(s *layoutSource, dst []byte) { gatherSource[T](s, dst) }
+
+func (elemOps[T]) take(k *layoutSink, data []byte, from comm.Remote, n int) error {
+	return takeSink[T](k, data, from, n)
+}
+
+var sources = sync.Pool{New: func() any { return new(layoutSource) }}
+
+// newSource returns a pooled source for buf (checked against l).
+func newSource[T Number](buf []T, l *Layout, t comm.Type) *layoutSource {
+	s := sources.Get().(*layoutSource)
+	s.elems, s.t, s.l, s.ops = unsafe.Pointer(unsafe.SliceData(buf)), t, *l, elemOps[T]{}
+	return s
+}
+
+// free recycles s, which nothing refers to any more.
+func (s *layoutSource) free() {
+	*s = layoutSource{} // let go of the sender's slice
+	sources.Put(s)
+}
+
+// Pull implements [comm.Source]: the elements, packed, into dst; nothing
+// to do when the receive dropped them.
+func (s *layoutSource) Pull(dst []byte) error {
+	if dst != nil {
+		s.ops.gather(s, dst)
+	}
+	return nil
+}
+
+// gatherSource packs s's elements into dst, of exactly their size.
+func gatherSource[T Number](s *layoutSource, dst []byte) {
+	src := unsafe.Slice((*T)(s.elems), s.l.extent)
+	if aligned[T](dst) {
+		walk(elemsOf[T](dst, s.l.count), src, &s.l, true)
 		return
 	}
-	q.once.Do(func() {
-		if err != nil {
-			st.Count = 0
+	p := getPacked(len(dst)) // bytes of a foreign receive buffer: realign
+	walk(elemsOf[T](p, s.l.count), src, &s.l, true)
+	copy(dst, p)
+	putPacked(p)
+}
+
+// layoutSink is the destination of a layout receive ([comm.Sink]): the
+// receiver's slice and layout. Like layoutSource it is not generic: elems
+// points at the receiver's slice of at least l.extent elements of type t
+// (size bytes each), and ops are the generic code for that type.
+type layoutSink struct {
+	elems unsafe.Pointer
+	t     comm.Type
+	size  int
+	l     Layout
+	ops   layoutOps
+}
+
+var sinks = sync.Pool{New: func() any { return new(layoutSink) }}
+
+// newSink returns a pooled sink for buf (checked against l).
+func newSink[T Number](buf []T, l *Layout, t comm.Type) *layoutSink {
+	k := sinks.Get().(*layoutSink)
+	k.elems, k.t, k.size, k.l, k.ops = unsafe.Pointer(unsafe.SliceData(buf)), t, int(unsafe.Sizeof(buf[0])), *l, elemOps[T]{}
+	return k
+}
+
+// free recycles k, which nothing refers to any more.
+func (k *layoutSink) free() {
+	*k = layoutSink{} // let go of the receiver's slice
+	sinks.Put(k)
+}
+
+// Cap implements [comm.Sink]: the layout's elements, in bytes.
+func (k *layoutSink) Cap() int { return k.l.count * k.size }
+
+// Take implements [comm.Sink].
+func (k *layoutSink) Take(data []byte, from comm.Remote, n int) error {
+	return k.ops.take(k, data, from, n)
+}
+
+// takeSink stores a payload of n bytes in k's places: straight from a
+// local sender's layout when from is a layoutSource of the same element
+// type (one pass), otherwise from bytes (data, or pulled from from).
+func takeSink[T Number](k *layoutSink, data []byte, from comm.Remote, n int) error {
+	dst := unsafe.Slice((*T)(k.elems), k.l.extent)
+	count := n / k.size
+	if s, ok := from.(*layoutSource); ok && s.t == k.t {
+		transfer(dst, &k.l, unsafe.Slice((*T)(s.elems), s.l.extent), &s.l, count)
+		return nil
+	}
+	if from != nil || !aligned[T](data) {
+		p := getPacked(n)
+		var err error
+		if from != nil {
+			err = from.Pull(p)
+		} else { // bytes from elsewhere (a foreign SendOwned of []byte): realign
+			copy(p, data)
 		}
-		q.unpack(st)
-	})
+		if err == nil {
+			walk(elemsOf[T](p, count), dst, &k.l, false)
+		}
+		putPacked(p)
+		return err
+	}
+	walk(elemsOf[T](data, count), dst, &k.l, false)
+	return nil
+}
+
+// aligned reports whether b may be viewed as elements of T.
+func aligned[T Number](b []byte) bool {
+	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(*new(T)) == 0
 }
 
 func rankName(r int) string {
@@ -203,21 +306,18 @@ func rankName(r int) string {
 	return fmt.Sprintf("rank %d", r)
 }
 
-// elemsOf views the first n elements' worth of p, storage from getPacked, as
-// []T.
+// elemsOf views the first n elements' worth of p, 8-byte aligned storage
+// (from getPacked, or checked with aligned), as []T.
 func elemsOf[T Number](p []byte, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(p))), n)
 }
 
-// packPools recycles the storage layout messages are packed into, so that
-// steady-state layout transfers allocate nothing. Pool c holds blocks of
-// [2^c, 2^(c+1)) bytes, 8-byte aligned, in boxes; emptyBoxes keeps the
-// boxes while their blocks are out, so that neither Get nor Put allocates.
-//
-// Storage is memory of the Go heap rather than of a buffer.Pool because it
-// is handed to the receiver with SendOwned, and a receiver that takes the
-// message with a plain Recv drops it: the garbage collector must be able to
-// reclaim it.
+// packPools recycles the scratch storage of the layout transfers that go
+// through packed bytes (a payload pulled from another process before it is
+// scattered, elements realigned for a foreign byte buffer), so that they
+// allocate nothing in steady state. Pool c holds blocks of [2^c, 2^(c+1))
+// bytes, 8-byte aligned, in boxes; emptyBoxes keeps the boxes while their
+// blocks are out, so that neither Get nor Put allocates.
 var (
 	packPools  [bits.UintSize]sync.Pool // of *packedBox
 	emptyBoxes sync.Pool                // of *packedBox with a nil block
@@ -256,10 +356,8 @@ func getPacked(n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:n]
 }
 
-// putPacked recycles b, a block of our own or one received with RecvOwned
-// (then the caller's to dispose of). Only b[:len(b)] is reused: whatever
-// lies beyond it, in a slice handed over with SendOwned, may still be its
-// sender's. Small or unaligned blocks are left to the garbage collector.
+// putPacked recycles b, a block from getPacked. Small or unaligned blocks
+// are left to the garbage collector.
 func putPacked(b []byte) {
 	n := len(b)
 	if n < minPacked || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 != 0 {
