@@ -78,7 +78,28 @@ type outMsg struct {
 	done func(error)
 	cost int
 	rdv  bool
+	// flex: a message at or above the eager limit that is not synchronous.
+	// It leaves eagerly when the credit covers its payload at the moment it
+	// is written (promoteLocked), by rendezvous otherwise.
+	flex bool
 	off  int // rendezvous: payload bytes written
+}
+
+// promoteLocked turns m, a rendezvous about to be written, into an eager
+// message when it may go either way and the credit covers its payload.
+// The receiver's memory stays bounded by the window all the same (an
+// eager message that waits for its receive holds credit until taken),
+// and the message saves the rendezvous round trip: request to send,
+// clear to send, then the data. Its payload is then read from the socket
+// straight into a receive posted in time, as a rendezvous' would be.
+// c.mu must be held.
+func (c *conn) promoteLocked(m *outMsg) {
+	if !m.flex || c.credit < MessageCost+len(m.data) {
+		return
+	}
+	m.flex, m.rdv = false, false
+	m.cost = MessageCost + len(m.data)
+	m.h.Kind, m.h.Len = KindEager, uint32(len(m.data))
 }
 
 func newConn(t *Transport, proc int, dialer bool) *conn {
@@ -244,6 +265,7 @@ func (c *conn) send(m *outMsg) error {
 		c.kickWriter()
 		return nil
 	}
+	c.promoteLocked(m)
 	c.credit -= m.cost
 	c.seq++
 	m.h.Seq = c.seq
@@ -446,6 +468,7 @@ func (c *conn) flush() error {
 			m := c.msgs[0]
 			c.msgs[0] = nil
 			c.msgs = c.msgs[1:]
+			c.promoteLocked(m)
 			c.credit -= m.cost
 			c.seq++
 			m.h.Seq = c.seq

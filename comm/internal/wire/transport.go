@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -223,6 +224,7 @@ func (t *Transport) Send(proc int, h Header, data []byte, done func(error)) erro
 	if h.Flags&FlagSync != 0 || len(data) >= t.cfg.EagerLimit {
 		m.h.Kind, m.h.Len, m.h.Size = KindRTS, 0, uint64(len(data))
 		m.rdv, m.cost = true, MessageCost
+		m.flex = h.Flags&FlagSync == 0 && uint64(len(data)) <= math.MaxUint32
 	} else {
 		m.h.Kind, m.h.Len, m.h.Size = KindEager, uint32(len(data)), uint64(len(data))
 		m.cost = MessageCost + len(data)
@@ -311,7 +313,10 @@ func (t *Transport) accept(nc net.Conn) {
 	}
 	c := newConn(t, hello.From, false)
 	c.nc, c.terms = nc, terms
-	c.lim = Limits{Ranks: t.cfg.Ranks, Eager: hello.Eager, Chunk: terms.Chunk, Message: maxMessage}
+	// An eager frame may carry more than the dialer's eager limit: a larger
+	// message goes eagerly when the credit covers it (promoteLocked), so
+	// the window is what bounds it.
+	c.lim = Limits{Ranks: t.cfg.Ranks, Eager: max(hello.Eager, terms.Window), Chunk: terms.Chunk, Message: maxMessage}
 	c.ready = true
 	t.in[hello.From] = c
 	t.conns[c] = struct{}{}
