@@ -263,6 +263,11 @@ func (c *conn) shutdown(err error) {
 // off.
 const burstGap = 5 * time.Microsecond
 
+// burstMax is the largest payload whose frame may be queued as part of a
+// burst: up to it, the system call saved is worth the hand off; beyond
+// it, writing the payload dominates either way.
+const burstMax = 64 << 10
+
 // burstRetry: once a burst's queued frame was written alone (its sender
 // waited for it, as a blocking Send does, so nothing joined it), frames
 // of bursts are written directly, and every burstRetry-th one is queued
@@ -277,7 +282,7 @@ var epoch = time.Now()
 // does not continue a burst.
 func (c *conn) send(m *outMsg) error {
 	defer func() { c.lastSend.Store(int64(time.Since(epoch))) }()
-	small := m.rdv || len(m.data) <= smallWrite
+	small := m.rdv || len(m.data) <= burstMax
 	if small && time.Since(epoch)-time.Duration(c.lastSend.Load()) < burstGap {
 		if c.coalesce.Load() {
 			return c.enqueue(m)
