@@ -19,11 +19,11 @@ import (
 //     the socket straight into the receive buffer (no copy);
 //   - one that must wait is buffered by the transport and copied into the
 //     receive buffer when one matches (one copy);
-//   - a rendezvous (large or synchronous) waits with its sender; the
-//     receive that matches it sends clear-to-send and the payload is read
-//     straight into its buffer. A rendezvous that matches on arrival is
-//     pulled on a goroutine of its own: the reader must stay free to read
-//     that very payload.
+//   - a rendezvous (synchronous, or large when the credit did not cover
+//     it) waits with its sender; the receive that matches it sends
+//     clear-to-send and the payload is read straight into its buffer. A
+//     rendezvous that matches on arrival is pulled on a goroutine of its
+//     own: the reader must stay free to read that very payload.
 //
 // A process that breaks off (its connection fails without a goodbye)
 // aborts this world with a cause that wraps ErrPeerLost: every pending

@@ -192,3 +192,71 @@ func BenchmarkTCPBandwidth(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTCPSendStream streams blocking sends one way (each Send waits
+// for its own write before the next), the pattern that the writer's
+// burst coalescing must not slow down, beside the same stream of writes
+// on a raw socket.
+func BenchmarkTCPSendStream(b *testing.B) {
+	for _, size := range []int{8, 1 << 10} {
+		b.Run(fmt.Sprintf("raw/%d", size), func(b *testing.B) {
+			c0, c1 := rawTCPPair(b)
+			defer c0.Close()
+			defer c1.Close()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				buf := make([]byte, size)
+				for range b.N {
+					io.ReadFull(c1, buf)
+				}
+				c1.Write(buf[:1])
+			}()
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			for range b.N {
+				c0.Write(buf)
+			}
+			io.ReadFull(c0, buf[:1])
+			b.StopTimer()
+			<-done
+		})
+		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			errs := runTCP(b, 2, 1, func(w *comm.Comm) error {
+				buf := make([]byte, size)
+				if err := w.Barrier(); err != nil {
+					return err
+				}
+				if w.Rank() == 0 {
+					b.ResetTimer()
+				}
+				for range b.N {
+					var err error
+					if w.Rank() == 0 {
+						err = w.Send(buf, comm.Byte, 1, 4)
+					} else {
+						_, err = w.Recv(buf, comm.Byte, 0, 4)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				var err error
+				if w.Rank() == 0 {
+					_, err = w.Recv(buf[:1], comm.Byte, 1, 5)
+					b.StopTimer()
+				} else {
+					err = w.Send(buf[:1], comm.Byte, 0, 5)
+				}
+				return err
+			})
+			for _, err := range errs {
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // conn is one connection between this process and process proc. The
@@ -39,6 +40,10 @@ type conn struct {
 	kick   chan struct{}
 	quit   chan struct{} // closed by fail: the writer exits
 	live   atomic.Int32  // reader and writer goroutines running; the last closes nc
+	// lastSend is when the last send call returned (time.Since(epoch)).
+	lastSend atomic.Int64
+	coalesce atomic.Bool  // queue the frames of a burst (see burstGap)
+	skipped  atomic.Int32 // burst frames written directly while coalesce was off
 
 	wmu  sync.Mutex // the writer role
 	hbuf []byte     // headers of the batch being written (under wmu)
@@ -78,11 +83,33 @@ type outMsg struct {
 	done func(error)
 	cost int
 	rdv  bool
+	// flex: a message at or above the eager limit that is not synchronous.
+	// It leaves eagerly when the credit covers its payload at the moment it
+	// is written (promoteLocked), by rendezvous otherwise.
+	flex bool
 	off  int // rendezvous: payload bytes written
+}
+
+// promoteLocked turns m, a rendezvous about to be written, into an eager
+// message when it may go either way and the credit covers its payload.
+// The receiver's memory stays bounded by the window all the same (an
+// eager message that waits for its receive holds credit until taken),
+// and the message saves the rendezvous round trip: request to send,
+// clear to send, then the data. Its payload is then read from the socket
+// straight into a receive posted in time, as a rendezvous' would be.
+// c.mu must be held.
+func (c *conn) promoteLocked(m *outMsg) {
+	if !m.flex || c.credit < MessageCost+len(m.data) {
+		return
+	}
+	m.flex, m.rdv = false, false
+	m.cost = MessageCost + len(m.data)
+	m.h.Kind, m.h.Len = KindEager, uint32(len(m.data))
 }
 
 func newConn(t *Transport, proc int, dialer bool) *conn {
 	c := &conn{t: t, proc: proc, dialer: dialer, kick: make(chan struct{}, 1), quit: make(chan struct{})}
+	c.coalesce.Store(true)
 	c.rcond.L = &c.rmu
 	if dialer {
 		c.sending = map[uint64]*outMsg{}
@@ -226,8 +253,46 @@ func (c *conn) shutdown(err error) {
 	c.kickWriter()
 }
 
-// send queues m, or writes it at once when the connection is idle.
+// burstGap is how soon after the previous send returned a small frame
+// counts as part of a burst (a window of Isends, a collective's fan-out).
+// A burst's frames after the first are queued for the writer goroutine,
+// which writes all that queued meanwhile with one writev once the sender
+// blocks or another core picks it up, rather than one system call each.
+// A send after a quiet spell (the reply in a ping-pong comes a network
+// round trip later) is written at once, so latency does not pay the hand
+// off.
+const burstGap = 5 * time.Microsecond
+
+// burstMax is the largest payload whose frame may be queued as part of a
+// burst: up to it, the system call saved is worth the hand off; beyond
+// it, writing the payload dominates either way.
+const burstMax = 64 << 10
+
+// burstRetry: once a burst's queued frame was written alone (its sender
+// waited for it, as a blocking Send does, so nothing joined it), frames
+// of bursts are written directly, and every burstRetry-th one is queued
+// again to see whether coalescing pays now. A blocking sender then pays
+// the hand off to the writer goroutine on one send in burstRetry+1.
+const burstRetry = 8
+
+// epoch is the origin of conn.lastSend's monotonic clock.
+var epoch = time.Now()
+
+// send queues m, or writes it at once when the connection is idle and m
+// does not continue a burst.
 func (c *conn) send(m *outMsg) error {
+	defer func() { c.lastSend.Store(int64(time.Since(epoch))) }()
+	small := m.rdv || len(m.data) <= burstMax
+	if small && time.Since(epoch)-time.Duration(c.lastSend.Load()) < burstGap {
+		if c.coalesce.Load() {
+			return c.enqueue(m)
+		}
+		// Coalescing did not pay lately (a sender that waits for each
+		// send): write directly, and try again now and then.
+		if c.skipped.Add(1)%burstRetry == 0 {
+			c.coalesce.Store(true)
+		}
+	}
 	if !c.wmu.TryLock() {
 		return c.enqueue(m)
 	}
@@ -244,6 +309,7 @@ func (c *conn) send(m *outMsg) error {
 		c.kickWriter()
 		return nil
 	}
+	c.promoteLocked(m)
 	c.credit -= m.cost
 	c.seq++
 	m.h.Seq = c.seq
@@ -436,7 +502,7 @@ func (c *conn) flush() error {
 		hb := c.hbuf[:0]
 		iov := c.iov[:0]
 		sent = sent[:0]
-		bytes, fin := 0, false
+		bytes, rts, fin := 0, 0, false
 		for _, h := range c.ctrl {
 			fin = fin || h.Kind == KindFin
 			hb, iov = appendFrame(hb, iov, &h, nil)
@@ -446,11 +512,13 @@ func (c *conn) flush() error {
 			m := c.msgs[0]
 			c.msgs[0] = nil
 			c.msgs = c.msgs[1:]
+			c.promoteLocked(m)
 			c.credit -= m.cost
 			c.seq++
 			m.h.Seq = c.seq
 			if m.rdv {
 				c.sending[c.seq] = m
+				rts++
 				hb, iov = appendFrame(hb, iov, &m.h, nil)
 			} else {
 				sent = append(sent, m)
@@ -486,6 +554,11 @@ func (c *conn) flush() error {
 				chunk.done(err)
 			}
 			return err
+		}
+		if len(sent)+rts == 1 && len(iov) <= 2 {
+			c.coalesce.Store(false) // a lone message: queueing it did not pay
+		} else if len(sent)+rts > 1 {
+			c.coalesce.Store(true)
 		}
 		for _, m := range sent {
 			m.done(nil)

@@ -32,12 +32,22 @@
 // A message shorter than the eager limit travels with its payload (Eager):
 // when its receive is already posted the payload is read from the socket
 // straight into the receive buffer ([Message.PullInline]), otherwise it is
-// buffered until a receive takes it. A longer message, and every
-// synchronous send, is a rendezvous: the request to send (RTS) travels
-// alone, the receive that matches it answers clear-to-send (CTS), and the
-// payload follows in chunks (Data) read straight into the receive buffer.
+// buffered until a receive takes it. So does a longer one when, as it
+// leaves, the credit left covers its payload: that saves the rendezvous
+// round trip, and the window still bounds what the receiver buffers.
+// Any other longer message, and every synchronous send, is a rendezvous:
+// the request to send (RTS) travels alone, the receive that matches it
+// answers clear-to-send (CTS), and the payload follows in chunks (Data)
+// read straight into the receive buffer.
 // A receive that discards the message (truncation, wrong type) answers
 // with a CTS that carries Discard, and no payload moves.
+//
+// Frames are written from the sender's buffers (header and payload with
+// one writev, no copy into a frame). A send on an idle connection is
+// written at once by the sending goroutine; the small frames of a burst
+// (sends that follow each other within microseconds, such as a window of
+// Isends) are queued and written together by the connection's writer
+// goroutine with one writev.
 //
 // # Credits
 //

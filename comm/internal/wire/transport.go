@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -64,8 +65,9 @@ type Config struct {
 	// Handler receives messages and failures.
 	Handler Handler
 	// EagerLimit: messages shorter than this travel with their payload,
-	// longer ones (and every synchronous send) by rendezvous. Default
-	// 512 KiB, at most 64 MiB.
+	// longer ones (and every synchronous send) by rendezvous unless the
+	// credit covers them as they leave (see Send). Default 512 KiB, at
+	// most 64 MiB.
 	EagerLimit int
 	// Window is the credit, in bytes, a sending process may have
 	// outstanding at this one: eager payloads and messages not yet
@@ -210,7 +212,11 @@ func (t *Transport) EagerLimit() int { return t.cfg.EagerLimit }
 // itself fails it does not call done.
 //
 // Send does not wait for the network: an eager message is written at once
-// when the connection is idle and credit allows, and queued otherwise.
+// when the connection is idle and credit allows, and queued otherwise
+// (also when it continues a burst of small sends, so that they leave
+// together). A message at or above the eager limit that is not
+// synchronous goes eagerly when the credit covers its payload as it
+// leaves, by rendezvous otherwise.
 func (t *Transport) Send(proc int, h Header, data []byte, done func(error)) error {
 	if proc < 0 || proc >= t.cfg.Procs || proc == t.cfg.Self {
 		return fmt.Errorf("wire: send to process %d of %d (this is %d): %w", proc, t.cfg.Procs, t.cfg.Self, ErrConfig)
@@ -223,6 +229,7 @@ func (t *Transport) Send(proc int, h Header, data []byte, done func(error)) erro
 	if h.Flags&FlagSync != 0 || len(data) >= t.cfg.EagerLimit {
 		m.h.Kind, m.h.Len, m.h.Size = KindRTS, 0, uint64(len(data))
 		m.rdv, m.cost = true, MessageCost
+		m.flex = h.Flags&FlagSync == 0 && uint64(len(data)) <= math.MaxUint32
 	} else {
 		m.h.Kind, m.h.Len, m.h.Size = KindEager, uint32(len(data)), uint64(len(data))
 		m.cost = MessageCost + len(data)
@@ -311,7 +318,10 @@ func (t *Transport) accept(nc net.Conn) {
 	}
 	c := newConn(t, hello.From, false)
 	c.nc, c.terms = nc, terms
-	c.lim = Limits{Ranks: t.cfg.Ranks, Eager: hello.Eager, Chunk: terms.Chunk, Message: maxMessage}
+	// An eager frame may carry more than the dialer's eager limit: a larger
+	// message goes eagerly when the credit covers it (promoteLocked), so
+	// the window is what bounds it.
+	c.lim = Limits{Ranks: t.cfg.Ranks, Eager: max(hello.Eager, terms.Window), Chunk: terms.Chunk, Message: maxMessage}
 	c.ready = true
 	t.in[hello.From] = c
 	t.conns[c] = struct{}{}

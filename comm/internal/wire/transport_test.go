@@ -273,6 +273,73 @@ func TestTransportCredits(t *testing.T) {
 	}
 }
 
+// Messages at or above the eager limit go eagerly while the credit
+// covers them, by rendezvous once it does not: what the receiver buffers
+// for receives not posted yet stays within the window.
+func TestTransportLargeEager(t *testing.T) {
+	const window, size, count = 8 << 20, 3 << 20, 5
+	nodes := cluster(t, 2, func(i int, c *wire.Config) { c.Window = window; c.EagerLimit = 64 << 10 })
+	defer closeAll(nodes)
+	nodes[0].mu.Lock()
+	nodes[0].hold = true
+	nodes[0].mu.Unlock()
+	var dones []chan error
+	for i := range count {
+		dones = append(dones, send(t, nodes[1], 0, wire.Header{Src: 1, Tag: i}, pattern(size, i)))
+	}
+	// Two fit in the window (3 MiB + MessageCost each); the third waits
+	// for a CTS, and so do the ones after it (they leave in order).
+	for i := range 2 {
+		if err := wait(t, dones[i]); err != nil {
+			t.Fatalf("eager send %d: %v", i, err)
+		}
+	}
+	waitFor(t, "every message", func() bool { return len(nodes[0].arrivals()) == count })
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-dones[2]:
+		t.Fatalf("send 2 completed (%v) before its receive: it went eagerly beyond the window", err)
+	default:
+	}
+	nodes[0].mu.Lock()
+	held := nodes[0].held
+	nodes[0].held = nil
+	nodes[0].mu.Unlock()
+	buffered := 0
+	for i, m := range held {
+		if want := i >= 2; m.Rendezvous() != want {
+			t.Errorf("message %d: rendezvous %v, want %v", i, m.Rendezvous(), want)
+		}
+		if !m.Rendezvous() {
+			buffered += m.Size()
+		}
+	}
+	if buffered > window {
+		t.Errorf("%d payload bytes buffered with a window of %d", buffered, window)
+	}
+	pulled := make(chan error, len(held))
+	for i, m := range held {
+		go func() {
+			buf := make([]byte, m.Size())
+			err := m.Pull(buf)
+			if err == nil && !bytes.Equal(buf, pattern(size, i)) {
+				err = fmt.Errorf("message %d differs", i)
+			}
+			pulled <- err
+		}()
+	}
+	for range held {
+		if err := <-pulled; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, ch := range dones[2:] { // the first two were waited for above
+		if err := wait(t, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A process that dies: the others learn it, pending transfers with it
 // fail, later sends to it fail.
 func TestTransportPeerLost(t *testing.T) {
@@ -281,8 +348,9 @@ func TestTransportPeerLost(t *testing.T) {
 	nodes[0].mu.Lock()
 	nodes[0].hold = true
 	nodes[0].mu.Unlock()
-	// 1 → 0 rendezvous, held by 0: the sender waits for a CTS.
-	pending := send(t, nodes[1], 0, wire.Header{Src: 1}, pattern(1<<20, 1))
+	// 1 → 0 rendezvous (synchronous, so it cannot go eagerly), held by 0:
+	// the sender waits for a CTS.
+	pending := send(t, nodes[1], 0, wire.Header{Src: 1, Flags: wire.FlagSync}, pattern(1<<20, 1))
 	// 0 → 2 eager, so 2 knows 0 too.
 	if err := wait(t, send(t, nodes[0], 2, wire.Header{Src: 0, Dst: 2}, []byte("hi"))); err != nil {
 		t.Fatal(err)
