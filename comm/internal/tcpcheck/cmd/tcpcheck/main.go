@@ -38,6 +38,17 @@ func main() {
 	eager := flag.Int("eager", 0, "protocol switch in bytes (0: the default)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file, suffixed with the process id")
 	flag.Parse()
+	mode := flag.Arg(0)
+	// Flags may also follow the mode ("tcpcheck bench -sizes 8"): the
+	// standard flag package stops at the first argument that is not a flag,
+	// and would ignore them without a word.
+	if flag.NArg() > 0 {
+		flag.CommandLine.Parse(flag.Args()[1:])
+		if flag.NArg() > 0 {
+			fmt.Fprintf(os.Stderr, "tcpcheck: unexpected arguments after %s: %q\n", mode, flag.Args())
+			os.Exit(2)
+		}
+	}
 	if *profile != "" {
 		f, err := os.Create(fmt.Sprintf("%s.%d", *profile, os.Getpid()))
 		if err == nil {
@@ -45,7 +56,6 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	mode := flag.Arg(0)
 	var fn func(w *comm.Comm) error
 	switch mode {
 	case "semantics":
