@@ -248,6 +248,7 @@ func (d *rdmaDevice) connect(names [][]byte) error {
 func (d *rdmaDevice) start() error {
 	for i := range fabricRecvSlots {
 		if err := d.postRecv(i); err != nil {
+			close(d.stopped) // no loop to wait for: Close must not
 			return err
 		}
 	}

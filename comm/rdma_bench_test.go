@@ -30,10 +30,10 @@ func BenchmarkFabricVsTCP(b *testing.B) {
 		{"rdma-tcp", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "tcp"}) }},
 		{"rdma-shm", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "shm"}) }},
 	}
-	for _, size := range []int{8, 1 << 20, 4 << 20} {
+	for _, size := range []int{8, 64 << 10, 1 << 20, 4 << 20} {
 		for _, be := range backends {
 			name := fmt.Sprintf("latency/%dB/%s", size, be.name)
-			if size > 8 {
+			if size > 64<<10 {
 				name = fmt.Sprintf("bw/%dMiB/%s", size>>20, be.name)
 			}
 			b.Run(name, func(b *testing.B) {
@@ -46,7 +46,7 @@ func BenchmarkFabricVsTCP(b *testing.B) {
 				var msgs int
 				errs := runJobs(b, jobs, func(w *comm.Comm) error {
 					var err error
-					if size == 8 {
+					if size <= 64<<10 {
 						took, err = pingPong(w, size, b.N)
 						msgs = 2 * b.N
 					} else {
@@ -60,12 +60,12 @@ func BenchmarkFabricVsTCP(b *testing.B) {
 						b.Fatalf("rank %d: %v", r, err)
 					}
 				}
-				if size == 8 {
+				if size <= 64<<10 {
 					b.ReportMetric(float64(took.Nanoseconds())/float64(msgs)/1e3, "us/oneway")
 				} else {
 					b.ReportMetric(float64(size)*float64(msgs)/took.Seconds()/1e6, "MB/s")
 				}
-				if s, ok := jobs[1].FabricStats(); ok && size > 8 {
+				if s, ok := jobs[1].FabricStats(); ok && size > 64<<10 {
 					copied := s.RndzCopied - before.RndzCopied + s.EagerCopied - before.EagerCopied
 					b.ReportMetric(float64(copied)/float64(msgs), "copied-B/msg")
 				}

@@ -2,7 +2,12 @@
 
 package comm
 
-import "github.com/mpgo/mpgo/comm/internal/pmi"
+import (
+	"time"
+
+	"github.com/mpgo/mpgo/comm/internal/fabric"
+	"github.com/mpgo/mpgo/comm/internal/pmi"
+)
 
 // JoinFabricKV joins the job whose key-value space is kv over the RDMA
 // backend, as JoinFabricJob does with the launcher's (tests play each
@@ -12,4 +17,36 @@ func JoinFabricKV(kv pmi.Job, cfg FabricConfig) (*Job, error) {
 		cfg.RanksPerProcess = 1
 	}
 	return joinFabricKV(kv, cfg)
+}
+
+// CloseAfterFailedStart opens a device of one process over provider,
+// makes its start fail (the endpoint is closed under it, so posting the
+// receive slots fails), and closes it as JoinFabricJob does: through the
+// world. It returns whether Close returned within limit, and start's
+// error.
+func CloseAfterFailedStart(provider string, limit time.Duration) (closed bool, err error) {
+	d, err := newRDMADevice(fabric.Config{Provider: provider}, 0, 1, func(int) int { return 0 }, DefaultFabricEagerLimit)
+	if err != nil {
+		return true, err
+	}
+	w, err := NewWorld(1, Config{Local: []int{0}, Device: d, Process: func(int) int { return 0 }})
+	if err != nil {
+		d.Close()
+		return true, err
+	}
+	d.w = w
+	d.ep.Close()
+	err = d.start()
+	done := make(chan struct{})
+	go func() {
+		w.Close()
+		d.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true, err
+	case <-time.After(limit):
+		return false, err
+	}
 }

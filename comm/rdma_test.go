@@ -259,3 +259,20 @@ func cpuTime(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestFabricCloseAfterFailedStart: a device whose start fails after it
+// joined its world closes without waiting for a progress loop that never
+// ran.
+func TestFabricCloseAfterFailedStart(t *testing.T) {
+	for _, p := range fabricProviders() {
+		t.Run(p, func(t *testing.T) {
+			closed, err := comm.CloseAfterFailedStart(p, 5*time.Second)
+			if err == nil {
+				t.Fatal("start over a closed endpoint succeeded")
+			}
+			if !closed {
+				t.Fatalf("Close hung after start failed with %v", err)
+			}
+		})
+	}
+}
