@@ -47,16 +47,7 @@ func walk[T Number](packed, strided []T, l *Layout, gather bool) {
 			base += m * inner.stride
 			break
 		}
-		// The next step of the outer dimensions.
-		for d := nd - 2; d >= 0; d-- {
-			ctr[d]++
-			base += l.dims[d].stride
-			if ctr[d] < l.dims[d].n {
-				break
-			}
-			base -= l.dims[d].stride * l.dims[d].n
-			ctr[d] = 0
-		}
+		base = l.step(&ctr, nd-2, base) // the next step of the outer dimensions
 	}
 	if rest > 0 {
 		walkPart(packed[k:], strided, l.runs, base, gather)
@@ -276,15 +267,7 @@ func walkSame[T Number](dst, src []T, l *Layout, n int) {
 			base += m * inner.stride
 			break
 		}
-		for d := nd - 2; d >= 0; d-- {
-			ctr[d]++
-			base += l.dims[d].stride
-			if ctr[d] < l.dims[d].n {
-				break
-			}
-			base -= l.dims[d].stride * l.dims[d].n
-			ctr[d] = 0
-		}
+		base = l.step(&ctr, nd-2, base)
 	}
 	if rest > 0 {
 		moveSamePart(dst, src, l.runs, base, rest)
@@ -347,17 +330,25 @@ type runCursor struct {
 func (c *runCursor) next() (off, n int) {
 	if c.i == len(c.l.runs) { // the pattern is done: the next repetition
 		c.i = 0
-		for d := len(c.l.dims) - 1; d >= 0; d-- {
-			c.ctr[d]++
-			c.base += c.l.dims[d].stride
-			if c.ctr[d] < c.l.dims[d].n {
-				break
-			}
-			c.base -= c.l.dims[d].stride * c.l.dims[d].n
-			c.ctr[d] = 0
-		}
+		c.base = c.l.step(&c.ctr, len(c.l.dims)-1, c.base)
 	}
 	r := c.l.runs[c.i]
 	c.i++
 	return c.l.origin + c.base + r.off, r.n
+}
+
+// step advances the odometer ctr of l's dimensions 0..top by one (top is
+// the fastest of them) and returns base moved to match: a dimension that
+// wraps around goes back to 0 and carries into the one before it.
+func (l *Layout) step(ctr *[maxLayoutDims]int, top, base int) int {
+	for d := top; d >= 0; d-- {
+		ctr[d]++
+		base += l.dims[d].stride
+		if ctr[d] < l.dims[d].n {
+			break
+		}
+		base -= l.dims[d].stride * l.dims[d].n
+		ctr[d] = 0
+	}
+	return base
 }
