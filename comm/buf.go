@@ -62,14 +62,7 @@ func (c *Comm) RecvBuf(t Type, src, tag int) (*buffer.Buf, Status, error) {
 func (c *Comm) startSendAttached(data []byte, t Type, dst, tag int, b *buffer.Buf) (*Request, error) {
 	r := c.newReq(kindSend, true)
 	r.mode, r.typ, r.buf, r.att = modeOwned, t, data, b
-	r.src, r.tag, r.to, r.peer = c.rank, tag, dst, c.worldOf(dst)
-	if err := c.ep.startSend(r); err != nil {
-		err = r.describeErr(err)
-		r.complete(Status{}, nil)
-		c.finish(r)
-		return nil, err
-	}
-	return r, nil
+	return c.postSend(r, dst, tag, true)
 }
 
 // startRecvAs posts a pooled receive that delivers a Buf.
@@ -79,15 +72,5 @@ func (c *Comm) startRecvAs(t Type, src, tag int) (*Request, error) {
 	}
 	r := c.newReq(kindRecv, true)
 	r.typ, r.owned, r.asBuf = t, true, true
-	r.src, r.tag, r.peer = src, tag, AnySource
-	if src != AnySource {
-		r.peer = c.worldOf(src)
-	}
-	if err := c.ep.startRecv(r); err != nil {
-		err = r.describeErr(err)
-		r.complete(Status{}, nil)
-		c.finish(r)
-		return nil, err
-	}
-	return r, nil
+	return c.postRecv(r, src, tag, true)
 }

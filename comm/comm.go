@@ -161,16 +161,7 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode sendMode, pooled
 	}
 	r := c.newReq(kindSend, pooled)
 	r.mode, r.typ, r.buf = mode, t, buf
-	r.src, r.tag, r.to, r.peer = c.rank, tag, dst, c.worldOf(dst)
-	if err := c.ep.startSend(r); err != nil {
-		err = r.describeErr(err)
-		if pooled {
-			r.complete(Status{}, nil)
-			c.finish(r)
-		}
-		return nil, err
-	}
-	return r, nil
+	return c.postSend(r, dst, tag, pooled)
 }
 
 func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (*Request, error) {
@@ -182,19 +173,41 @@ func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (
 	}
 	r := c.newReq(kindRecv, pooled)
 	r.typ, r.buf, r.owned = t, buf, owned
+	return c.postRecv(r, src, tag, pooled)
+}
+
+// postSend addresses send r (from newReq, its payload set) to rank dst
+// with tag and starts it. If it cannot start, a pooled r goes back to the
+// pool and the error names the send.
+func (c *Comm) postSend(r *Request, dst, tag int, pooled bool) (*Request, error) {
+	r.src, r.tag, r.to, r.peer = c.rank, tag, dst, c.worldOf(dst)
+	if err := c.ep.startSend(r); err != nil {
+		return nil, c.unpost(r, err, pooled)
+	}
+	return r, nil
+}
+
+// postRecv is postSend for receive r, from src (or AnySource).
+func (c *Comm) postRecv(r *Request, src, tag int, pooled bool) (*Request, error) {
 	r.src, r.tag, r.peer = src, tag, AnySource
 	if src != AnySource {
 		r.peer = c.worldOf(src)
 	}
 	if err := c.ep.startRecv(r); err != nil {
-		err = r.describeErr(err)
-		if pooled {
-			r.complete(Status{}, nil)
-			c.finish(r)
-		}
-		return nil, err
+		return nil, c.unpost(r, err, pooled)
 	}
 	return r, nil
+}
+
+// unpost describes the error that kept r from starting and, if r is
+// pooled, puts it back (after describing it: finish clears r).
+func (c *Comm) unpost(r *Request, err error, pooled bool) error {
+	err = r.describeErr(err)
+	if pooled {
+		r.complete(Status{}, nil)
+		c.finish(r)
+	}
+	return err
 }
 
 func (c *Comm) send(buf []byte, t Type, dst, tag int, mode sendMode) error {

@@ -115,14 +115,7 @@ func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*Request,
 	}
 	r := c.newReq(kindSend, true)
 	r.typ, r.from, r.fromLen = t, src, n
-	r.src, r.tag, r.to, r.peer = c.rank, tag, dst, c.worldOf(dst)
-	if err := c.ep.startSend(r); err != nil {
-		err = r.describeErr(err)
-		r.complete(Status{}, nil)
-		c.finish(r)
-		return nil, err
-	}
-	return r, nil
+	return c.postSend(r, dst, tag, true)
 }
 
 // RecvInto receives a message of type t from src (or AnySource) with tag
@@ -156,17 +149,5 @@ func (c *Comm) startRecvInto(k Sink, t Type, src, tag int, pooled bool) (*Reques
 	}
 	r := c.newReq(kindRecv, pooled)
 	r.typ, r.sink = t, k
-	r.src, r.tag, r.peer = src, tag, AnySource
-	if src != AnySource {
-		r.peer = c.worldOf(src)
-	}
-	if err := c.ep.startRecv(r); err != nil {
-		err = r.describeErr(err)
-		if pooled {
-			r.complete(Status{}, nil)
-			c.finish(r)
-		}
-		return nil, err
-	}
-	return r, nil
+	return c.postRecv(r, src, tag, pooled)
 }
