@@ -430,16 +430,13 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	p.mu.Lock()
 	h.seq = p.seq
 	h.put(b)
-	inject := d.injects(h, fabricHeader+len(payload))
-	err = d.post(limit, func() error { return d.postSlot(proc, s, fabricHeader+len(payload), inject) })
+	err = d.post(limit, func() error { return d.postSlot(proc, s, h, fabricHeader+len(payload)) })
 	if err == nil {
 		p.seq++
 	}
 	p.mu.Unlock()
-	if err != nil || inject {
-		d.sfree <- s
-	}
 	if err != nil {
+		d.sfree <- s
 		return d.postError(proc, err)
 	}
 	d.wake()
@@ -456,15 +453,17 @@ func (d *rdmaDevice) injects(h *header, n int) bool {
 	return n <= d.info.InjectSize && h.kind != kindBye && h.kind != kindAbort
 }
 
-// postSlot posts the first n bytes of send slot s to process proc: an
-// inject (the caller frees the slot on return) or a send (the completion
-// frees it).
-func (d *rdmaDevice) postSlot(proc, s, n int, inject bool) error {
+// postSlot posts the first n bytes of send slot s, a message with header
+// h, to process proc: injected (see injects), when the slot is free again
+// at once and postSlot gives it back, or sent, when the send's completion
+// gives it back. On error the slot is still the caller's.
+func (d *rdmaDevice) postSlot(proc, s int, h *header, n int) error {
 	b := d.slotBytes(s)[:n]
-	if inject {
+	if d.injects(h, n) {
 		err := d.ep.Inject(d.addrs[proc], b)
 		if err == nil {
 			d.stats.injected.Add(1)
+			d.sfree <- s
 		}
 		return err
 	}
@@ -482,12 +481,9 @@ func (d *rdmaDevice) sendControl(proc int, h *header, limit time.Duration) error
 	}
 	b := d.slotBytes(s)
 	h.put(b)
-	inject := d.injects(h, fabricHeader)
-	err = d.post(limit, func() error { return d.postSlot(proc, s, fabricHeader, inject) })
-	if err != nil || inject {
-		d.sfree <- s
-	}
+	err = d.post(limit, func() error { return d.postSlot(proc, s, h, fabricHeader) })
 	if err != nil {
+		d.sfree <- s
 		return d.postError(proc, err)
 	}
 	d.wake()

@@ -275,12 +275,8 @@ func (d *rdmaDevice) control(proc int, h header) {
 		}
 		b := d.slotBytes(s)
 		h.put(b)
-		inject := d.injects(&h, fabricHeader)
-		err := d.postSlot(proc, s, fabricHeader, inject)
-		if err != nil || inject {
+		if err := d.postSlot(proc, s, &h, fabricHeader); err != nil {
 			d.sfree <- s
-		}
-		if err != nil {
 			if errors.Is(err, fabric.ErrAgain) {
 				return false
 			}
