@@ -75,7 +75,10 @@ type Config struct {
 	// 8 MiB, and at least 4× the largest eager message.
 	Window int
 	// Chunk is the largest piece of a rendezvous payload sent at once, so
-	// that large transfers share a connection fairly. Default 1 MiB.
+	// that large transfers share a connection fairly: an eager message
+	// waits behind at most one piece (about a millisecond on loopback).
+	// Default 4 MiB: with 1 MiB pieces a window of 4 MiB messages (osu_bw)
+	// ran at 0.63–0.86× a raw socket's rate, with 4 MiB at 0.89–0.98×.
 	Chunk int
 	// HandshakeTimeout bounds each handshake (default 10s), DialTimeout
 	// each connection attempt (default 30s), CloseTimeout how long Close
@@ -98,7 +101,7 @@ const MessageCost = 256
 const (
 	defaultEager  = 512 << 10
 	defaultWindow = 8 << 20
-	defaultChunk  = 1 << 20
+	defaultChunk  = 4 << 20
 	maxMessage    = 1 << 50
 )
 
