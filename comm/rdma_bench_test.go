@@ -19,6 +19,9 @@ import (
 // 1 MiB and 4 MiB. Each sub-benchmark reports us/oneway or MB/s, and the
 // RDMA ones the bytes the device copied per message on the rendezvous
 // path (0: the payload is RMA-written straight into the receive buffer).
+// rdma-net is libfabric 1.17's net provider: the rewrite of the tcp
+// provider with native FI_EP_RDM that libfabric 1.18 renamed tcp
+// (rdma-tcp is 1.17's tcp;ofi_rxm). A provider the machine lacks skips.
 //
 //	go test -tags rdma -run '^$' -bench FabricVsTCP -benchtime 2s ./comm/
 func BenchmarkFabricVsTCP(b *testing.B) {
@@ -28,6 +31,7 @@ func BenchmarkFabricVsTCP(b *testing.B) {
 	}{
 		{"tcp-backend", func(b *testing.B) []*comm.Job { return joinTCP(b, 2) }},
 		{"rdma-tcp", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "tcp"}) }},
+		{"rdma-net", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "net"}) }},
 		{"rdma-shm", func(b *testing.B) []*comm.Job { return joinFabric(b, 2, comm.FabricConfig{Provider: "shm"}) }},
 	}
 	for _, size := range []int{8, 64 << 10, 1 << 20, 4 << 20} {

@@ -84,12 +84,15 @@ static int mp_open(struct fi_info *info, uint32_t nctx, mp_ep **out, const char 
 	*step = "fi_cq_open";
 	if (fi_cq_open(e->domain, &cq, &e->cq, NULL) == 0) {
 		// Block in fi_cq_sread only when the wait object is a file
-		// descriptor: shm's (a yield loop) spins on a core for as long as
-		// it waits; without one the caller sleeps between polls. (Asking
-		// for FI_WAIT_FD instead is refused by shm, and the failed open
-		// leaves its domain in a state that crashes later.)
-		int fd;
-		e->waitable = fi_control(&e->cq->fid, FI_GETWAIT, &fd) == 0;
+		// descriptor or a set of them (net's): shm's (a yield loop) spins
+		// on a core for as long as it waits; without one the caller
+		// sleeps between polls. (Asking for FI_WAIT_FD instead is refused
+		// by shm, and the failed open leaves its domain in a state that
+		// crashes later. FI_GETWAIT would hand back the object itself,
+		// whose size depends on its kind: a pollfd set overruns an int.)
+		enum fi_wait_obj obj = FI_WAIT_NONE;
+		e->waitable = fi_control(&e->cq->fid, FI_GETWAITOBJ, &obj) == 0 &&
+			(obj == FI_WAIT_FD || obj == FI_WAIT_POLLFD);
 	} else {
 		cq.wait_obj = FI_WAIT_NONE;
 		if ((rc = fi_cq_open(e->domain, &cq, &e->cq, NULL))) goto fail;
