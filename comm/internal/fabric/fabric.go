@@ -659,17 +659,12 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 		return 0, err
 	}
 	defer e.leave()
-	const batch = 32
-	var (
-		slots            [batch]C.uint32_t
-		ids, lens, flags [batch]C.uint64_t
-		eslot            C.uint32_t
-		eid              C.uint64_t
-		eerr, eprov      C.int
-		emsg             [256]C.char
-	)
-	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], C.size_t(min(len(out), batch)), C.int(waitMS),
-		&eslot, &eid, &eerr, &eprov, &emsg[0], C.size_t(len(emsg)))
+	ps := pollScratches.Get().(*pollScratch)
+	defer pollScratches.Put(ps)
+	slots, ids, lens, flags := &ps.slots, &ps.ids, &ps.lens, &ps.flags
+	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], C.size_t(min(len(out), pollBatch)), C.int(waitMS),
+		&ps.eslot, &ps.eid, &ps.eerr, &ps.eprov, &ps.emsg[0], C.size_t(len(ps.emsg)))
+	eslot, eid, eerr, eprov, emsg := ps.eslot, ps.eid, ps.eerr, ps.eprov, &ps.emsg
 	switch {
 	case n > 0:
 		e.slotMu.Lock()
@@ -701,6 +696,24 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 	}
 	return 0, errOf("fi_cq_read", n)
 }
+
+// pollBatch is the most completions one Poll reads.
+const pollBatch = 32
+
+// pollScratch is what mp_poll fills in. The arrays a Poll passes to C
+// escape to the heap; taken from a pool they are not allocated (and
+// cleared) anew on every poll, which a rank polling in a loop would do
+// some hundred thousand times a second.
+type pollScratch struct {
+	slots            [pollBatch]C.uint32_t
+	ids, lens, flags [pollBatch]C.uint64_t
+	eslot            C.uint32_t
+	eid              C.uint64_t
+	eerr, eprov      C.int
+	emsg             [256]C.char
+}
+
+var pollScratches = sync.Pool{New: func() any { return new(pollScratch) }}
 
 // Wake makes a Poll blocked on the completion queue return.
 func (e *Endpoint) Wake() {

@@ -248,3 +248,18 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("poll on a closed endpoint: %v, want ErrClosed", err)
 	}
 }
+
+// TestPollAllocates: polling an idle queue allocates nothing (a waiting
+// rank polls in a loop, hundreds of thousands of times a second).
+func TestPollAllocates(t *testing.T) {
+	a, _, _, _ := pair(t, providers()[0])
+	out := make([]fabric.Completion, 8)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := a.Poll(out, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0 {
+		t.Errorf("Poll allocated %v objects per call", allocs)
+	}
+}
