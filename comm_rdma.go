@@ -11,9 +11,10 @@ import (
 
 // WithFabric makes [Join] and [Main], under a launcher, join the job over
 // the RDMA backend (libfabric) instead of TCP, with the given provider:
-// "verbs" (InfiniBand, RoCE), "efa", "cxi", or, on any machine, "tcp" and
+// "verbs" (InfiniBand, RoCE), "efa", "cxi", or, on any machine, "tcp"
+// ("net" on libfabric 1.17, which names its old tcp provider tcp) and
 // "shm". An empty provider means the one FI_PROVIDER names, or the best
-// the machine offers. MPGO_BACKEND=rdma selects the backend from the
+// the machine offers (see [comm.FabricConfig]). MPGO_BACKEND=rdma selects the backend from the
 // environment instead (with FI_PROVIDER for the provider).
 //
 // This build has the backend (build tag rdma). Eager messages travel

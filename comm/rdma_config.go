@@ -6,7 +6,10 @@ type FabricConfig struct {
 	JobConfig
 	// Provider names the libfabric provider: "verbs", "efa", "cxi",
 	// "tcp", "shm" (or a layered name such as "tcp;ofi_rxm"). Empty: the
-	// one FI_PROVIDER names, or the best the machine offers.
+	// one FI_PROVIDER names, or the best the machine offers: libfabric's
+	// first choice, except that where libfabric 1.17 offers both
+	// tcp;ofi_rxm and net, net (the tcp provider's successor, named tcp
+	// from libfabric 1.18 on, about 4x faster at 64 KiB on loopback).
 	Provider string
 	// Domain names the provider's domain (a NIC or an interface such as
 	// "lo"); empty: the provider's first.

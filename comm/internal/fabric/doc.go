@@ -6,7 +6,10 @@
 //
 // The same code runs over every provider libfabric offers with those
 // capabilities: verbs (InfiniBand, RoCE, through ofi_rxm), efa, cxi, and,
-// for tests on any machine, tcp (through ofi_rxm) and shm.
+// for tests on any machine, tcp and shm. On libfabric 1.17 (Debian 12)
+// "tcp" is the old tcp provider layered under ofi_rxm, and "net" its
+// rewrite with native FI_EP_RDM, which libfabric 1.18 renamed tcp; with
+// no provider named, Open takes net over tcp;ofi_rxm (see Config).
 //
 // The binding is built only with the build tag rdma (it needs libfabric's
 // headers and library: Debian's libfabric-dev); without the tag the

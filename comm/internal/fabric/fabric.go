@@ -225,12 +225,26 @@ static int mp_str_addr(struct fi_info *i) { return i->addr_format == FI_ADDR_STR
 static int mp_progress(struct fi_info *i) { return i->domain_attr->data_progress; }
 static struct fi_info *mp_next(struct fi_info *i) { return i->next; }
 static struct fi_info *mp_dup(struct fi_info *i) { return fi_dupinfo(i); }
+
+// mp_pick returns the entry of list to use when nobody named a provider:
+// the first, except that libfabric 1.17 lists tcp;ofi_rxm before net, the
+// rewrite of the tcp provider with native FI_EP_RDM that 1.18 renamed tcp
+// (about 4x faster at 64 KiB on loopback): then net on the same domain.
+static struct fi_info *mp_pick(struct fi_info *list) {
+	if (!list || strcmp(list->fabric_attr->prov_name, "tcp;ofi_rxm") != 0) return list;
+	for (struct fi_info *i = list->next; i; i = i->next) {
+		if (strcmp(i->fabric_attr->prov_name, "net") == 0 && i->domain_attr->name && list->domain_attr->name &&
+				strcmp(i->domain_attr->name, list->domain_attr->name) == 0) return i;
+	}
+	return list;
+}
 */
 import "C"
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -331,7 +345,9 @@ type Info struct {
 type Config struct {
 	// Provider names the provider ("tcp", "shm", "verbs", "efa", "cxi";
 	// a layered one as "tcp;ofi_rxm"). Empty: the first libfabric offers,
-	// within FI_PROVIDER when that is set.
+	// within FI_PROVIDER when that is set; with neither, net rather than
+	// tcp;ofi_rxm where libfabric (1.17) lists both: net is the tcp
+	// provider's successor, named tcp from libfabric 1.18 on.
 	Provider string
 	// Domain names the domain (a NIC or interface, e.g. "lo", "mlx5_0").
 	// Empty: the provider's first.
@@ -426,7 +442,11 @@ func Open(cfg Config) (*Endpoint, error) {
 	if rc != 0 {
 		return nil, errOf("fi_getinfo", C.ssize_t(rc))
 	}
-	info := C.mp_dup(list) // the first: libfabric lists the best first
+	pick := list // the first: libfabric lists the best first
+	if cfg.Provider == "" && os.Getenv("FI_PROVIDER") == "" {
+		pick = C.mp_pick(list)
+	}
+	info := C.mp_dup(pick)
 	C.fi_freeinfo(list)
 	if info == nil {
 		return nil, errOf("fi_dupinfo", -C.FI_ENOMEM)

@@ -263,3 +263,25 @@ func TestPollAllocates(t *testing.T) {
 		t.Errorf("Poll allocated %v objects per call", allocs)
 	}
 }
+
+// TestDefaultProvider: with no provider named, net is taken over
+// tcp;ofi_rxm where libfabric offers both.
+func TestDefaultProvider(t *testing.T) {
+	if p := os.Getenv("FI_PROVIDER"); p != "" {
+		t.Skipf("FI_PROVIDER=%s chooses the provider", p)
+	}
+	def, err := fabric.Open(fabric.Config{})
+	if err != nil {
+		t.Skipf("no provider: %v", err)
+	}
+	defer def.Close()
+	t.Logf("default: %s on %s", def.Info().Provider, def.Info().Domain)
+	net, err := fabric.Open(fabric.Config{Provider: "net", Domain: def.Info().Domain})
+	if err != nil {
+		return // no net: nothing to prefer
+	}
+	net.Close()
+	if def.Info().Provider == "tcp;ofi_rxm" {
+		t.Errorf("default provider %s although net is offered on %s", def.Info().Provider, def.Info().Domain)
+	}
+}
