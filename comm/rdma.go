@@ -30,7 +30,9 @@ import (
 //   - Eager (shorter than the eager limit, not synchronous): header and
 //     payload are copied into a send slot of a pre-registered off-heap
 //     slab and sent (injected when they fit the provider's inject size:
-//     no completion to reap); the sender completes at once. The receiver has every
+//     no completion to reap), or, in a burst of small ones to one
+//     process, share a slot and a send with the others (rdma_batch.go);
+//     the sender completes at once. The receiver has every
 //     receive slot of its own slab posted; an arrival that matches a
 //     posted receive is copied straight into it (one copy), one that must
 //     wait is copied out of the slot first (the slot is reposted at once).
@@ -161,6 +163,7 @@ type rdmaDevice struct {
 	kick     chan struct{}       // wakes an idle loop (buffered, 1)
 	lastReap atomic.Int64        // when a completion was last reaped (UnixNano)
 	lastPoll atomic.Int64        // when a rank's polling window last ended (UnixNano)
+	batches  atomic.Int32        // peers with an open batch
 	stop     atomic.Bool
 	stopped  chan struct{}
 	closing  chan struct{} // closed when Close starts
@@ -169,7 +172,7 @@ type rdmaDevice struct {
 
 	stats struct {
 		eagerMsgs, eagerCopied, rndzMsgs, rndzWritten, rndzCopied, regs, hits, holds atomic.Int64
-		injected, rankReaped, loopReaped                                             atomic.Int64
+		injected, rankReaped, loopReaped, batched                                    atomic.Int64
 	}
 }
 
@@ -177,6 +180,12 @@ type rdmaDevice struct {
 type fabricPeer struct {
 	mu  sync.Mutex // orders sequence numbers and posts of ordered messages
 	seq uint32     // next to send; guarded by mu
+
+	// The open batch (rdma_batch.go), guarded by mu: its send slot (-1:
+	// none), the bytes used, its frames, when it was opened (UnixNano);
+	// and when the last eager message to this process was sent.
+	batch, bfill, bcount int
+	bopened, lastEager   int64
 
 	next     uint32            // next to deliver (progress only)
 	held     map[uint32][]byte // arrived early (progress only): header and payload
@@ -200,6 +209,9 @@ func newRDMADevice(cfg fabric.Config, self, procs int, owner func(int) int, eage
 		stopped: make(chan struct{}), closing: make(chan struct{}), kick: make(chan struct{}, 1),
 		cs: make([]fabric.Completion, 32)}
 	d.cache.ep = ep
+	for i := range d.peers {
+		d.peers[i].batch = -1
+	}
 	d.cache.stats = &d.stats.regs
 	d.cache.hits = &d.stats.hits
 	d.slot = (fabricHeader + eager + 63) &^ 63
@@ -268,7 +280,8 @@ func (d *rdmaDevice) Stats() FabricStats {
 	return FabricStats{EagerMessages: s.eagerMsgs.Load(), EagerCopied: s.eagerCopied.Load(),
 		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
 		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load(),
-		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load()}
+		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load(),
+		Batched: s.batched.Load()}
 }
 
 // header is a decoded message header.
@@ -318,9 +331,9 @@ func (d *rdmaDevice) parseHeader(frame []byte) (header, error) {
 	switch {
 	case int(h.from) >= n || int(h.from) == d.self:
 		return h, fmt.Errorf("comm: fabric message from process %d: %w", h.from, ErrRank)
-	case h.kind < kindEager || h.kind > kindAbort:
+	case h.kind < kindEager || h.kind > kindBatch:
 		return h, fmt.Errorf("comm: fabric message of kind %d: %w", h.kind, ErrArg)
-	case h.kind == kindEager && h.n != len(frame)-fabricHeader:
+	case (h.kind == kindEager || h.kind == kindBatch) && h.n != len(frame)-fabricHeader:
 		return h, fmt.Errorf("comm: eager message of %d bytes says %d: %w", len(frame)-fabricHeader, h.n, ErrArg)
 	case h.kind == kindEager || h.kind == kindStart:
 		if Type(h.typ) >= numTypes {
@@ -416,23 +429,55 @@ func (d *rdmaDevice) takeSlot() (int, error) {
 }
 
 // sendOrdered sends an ordered message (eager, START, BYE) with payload
-// to process proc: copied into a send slot, numbered, posted.
+// to process proc: copied into a send slot, numbered, posted; or, for an
+// eager message in a burst, added to the process's batch (rdma_batch.go).
 func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time.Duration) error {
 	d.slabMu.RLock()
 	defer d.slabMu.RUnlock()
+	p := &d.peers[proc]
+	batchable := h.kind == kindEager && len(payload) <= d.batchMax()
+	if batchable {
+		p.mu.Lock()
+		if d.appendNumberedLocked(p, h, payload) {
+			p.mu.Unlock()
+			return nil
+		}
+		p.mu.Unlock()
+	}
 	s, err := d.takeSlot()
 	if err != nil {
 		return err
 	}
+	p.mu.Lock()
+	if batchable && d.appendNumberedLocked(p, h, payload) { // opened meanwhile
+		p.mu.Unlock()
+		d.sfree <- s
+		return nil
+	}
+	// What is batched goes first (the receiver would hold this message
+	// until the batch came otherwise).
+	if _, err := d.flushLocked(proc, p, true, limit); err != nil {
+		p.mu.Unlock()
+		d.sfree <- s
+		return err
+	}
+	if batchable && inBurst(p, time.Now().UnixNano()) {
+		d.openLocked(p, s)
+		d.appendNumberedLocked(p, h, payload)
+		p.mu.Unlock()
+		d.wake() // the loop sends it if no rank waits soon
+		return nil
+	}
 	b := d.slotBytes(s)
 	copy(b[fabricHeader:], payload)
-	p := &d.peers[proc]
-	p.mu.Lock()
 	h.seq = p.seq
 	h.put(b)
 	err = d.post(limit, func() error { return d.postSlot(proc, s, h, fabricHeader+len(payload)) })
 	if err == nil {
 		p.seq++
+		if h.kind == kindEager {
+			p.lastEager = time.Now().UnixNano()
+		}
 	}
 	p.mu.Unlock()
 	if err != nil {
@@ -441,6 +486,18 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	}
 	d.wake()
 	return nil
+}
+
+// appendNumberedLocked numbers h and adds it to p's open batch, when one
+// is open and it fits; p.mu must be held.
+func (d *rdmaDevice) appendNumberedLocked(p *fabricPeer, h *header, payload []byte) bool {
+	h.seq = p.seq
+	if !d.appendLocked(p, h, payload) {
+		return false
+	}
+	p.seq++
+	p.lastEager = time.Now().UnixNano()
+	return true
 }
 
 // injects reports whether a message of n bytes with header h goes by

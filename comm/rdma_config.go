@@ -27,6 +27,7 @@ type FabricStats struct {
 	RegCacheHits   int64 // user buffers found registered already
 	ReorderedHolds int64 // messages the provider completed out of order
 	Injected       int64 // frames sent by fi_inject (no send completion)
+	Batched        int64 // eager messages sent in a batch with others (a burst to one process)
 	RankReaped     int64 // completions reaped by a waiting rank (rather than the progress goroutine)
 	LoopReaped     int64 // completions reaped by the progress goroutine
 }

@@ -19,6 +19,13 @@ func JoinFabricKV(kv pmi.Job, cfg FabricConfig) (*Job, error) {
 	return joinFabricKV(kv, cfg)
 }
 
+// SetFabricBatchGap makes eager sends to one process within gap of each
+// other batch (0: the default), so that tests see batches on a slow
+// machine; it returns the previous setting.
+func SetFabricBatchGap(gap time.Duration) time.Duration {
+	return time.Duration(batchGapOverride.Swap(int64(gap)))
+}
+
 // CloseAfterFailedStart opens a device of one process over provider,
 // makes its start fail (the endpoint is closed under it, so posting the
 // receive slots fails), and closes it as JoinFabricJob does: through the

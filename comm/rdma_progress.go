@@ -33,7 +33,8 @@ import (
 //     quiet for fabricSpin it blocks on the completion queue's wait
 //     object (or, when the provider has none, sleeps in growing steps),
 //     so an idle process does not burn a core; a post or a rank that
-//     starts polling wakes it.
+//     starts polling wakes it. It also sends the batches (rdma_batch.go)
+//     that nobody waiting sent within batchAge.
 
 const (
 	// fabricSpin is how long the loop keeps polling after the last
@@ -61,6 +62,7 @@ func (d *rdmaDevice) loop() {
 	rest := time.NewTimer(time.Hour)
 	defer rest.Stop()
 	for !d.stop.Load() {
+		d.flushBatches(false, batchAge)
 		if d.resting() {
 			d.rest(rest)
 			polled = true
@@ -70,7 +72,7 @@ func (d *rdmaDevice) loop() {
 		wait := -1
 		quiet := polled || time.Since(time.Unix(0, d.lastReap.Load())) > fabricSpin
 		polled = false
-		if len(d.deferred) == 0 && quiet {
+		if len(d.deferred) == 0 && quiet && d.batches.Load() == 0 {
 			wait = fabricBlockMS
 			d.sleeping.Store(true)
 			if d.pollers.Load() > 0 { // a rank polls (it saw sleeping false): let it
@@ -81,7 +83,7 @@ func (d *rdmaDevice) loop() {
 		}
 		n, ok := d.step(wait, &d.stats.loopReaped)
 		d.sleeping.Store(false)
-		backlog := len(d.deferred) > 0
+		backlog := len(d.deferred) > 0 || d.batches.Load() > 0
 		d.progMu.Unlock()
 		if !ok {
 			return
@@ -163,8 +165,10 @@ func (d *rdmaDevice) drive(w waitable) bool {
 	if d.sleeping.Load() {
 		d.ep.Wake() // the loop blocks in Poll holding progMu: get it out
 	}
+	d.flushBatches(true, 0) // what this process batched may be what w waits for
 	start := time.Now()
 	for !w.done() && time.Since(start) < fabricRankSpin {
+		d.flushBatches(false, 0) // another rank's, batched meanwhile
 		if d.progMu.TryLock() {
 			_, ok := d.step(-1, &d.stats.rankReaped)
 			d.progMu.Unlock()
@@ -211,7 +215,11 @@ func (d *rdmaDevice) complete(c *fabric.Completion) {
 			}
 			return
 		}
-		d.arrive(d.slotBytes(idx)[:c.Len], true)
+		if frame := d.slotBytes(idx)[:c.Len]; c.Len > hdrKind && frame[hdrKind] == kindBatch {
+			d.arriveBatch(frame)
+		} else {
+			d.arrive(frame, true)
+		}
 		d.repost(idx)
 	case opWrite:
 		d.mu.Lock()
@@ -544,6 +552,7 @@ func (d *rdmaDevice) close() {
 		limit := fabricDrain
 		if aborted {
 			limit = 200 * time.Millisecond
+			d.dropBatches()
 		}
 		for start := time.Now(); len(d.sfree) < fabricSendSlots && time.Since(start) < limit; {
 			time.Sleep(50 * time.Microsecond)

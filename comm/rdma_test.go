@@ -179,6 +179,136 @@ func TestFabricEager(t *testing.T) {
 	}
 }
 
+// A burst of sends to one process shares batches (one provider send
+// for many eager messages), and the receiver still sees every message
+// whole and in order: eager ones of every size, some batched and some
+// not, rendezvous between them, receives posted before and after the
+// arrival, matched by a wildcard tag (non-overtaking).
+func TestFabricBatch(t *testing.T) {
+	for _, prov := range fabricProviders() {
+		t.Run(prov, func(t *testing.T) {
+			defer comm.SetFabricBatchGap(comm.SetFabricBatchGap(time.Second))
+			jobs := joinFabric(t, 2, comm.FabricConfig{Provider: prov})
+			sizes := []int{0, 8, 1000, 5000, 8, 20000, 8, 70000, 300, 1}
+			const n = 200
+			fill := func(buf []byte, i int) {
+				for j := range buf {
+					buf[j] = byte(i*7 + j)
+				}
+			}
+			errs := runJobs(t, jobs, func(w *comm.Comm) error {
+				if w.Rank() == 0 {
+					reqs := make([]*comm.Request, n)
+					for i := range n {
+						buf := make([]byte, sizes[i%len(sizes)])
+						fill(buf, i)
+						var err error
+						if reqs[i], err = w.Isend(buf, comm.Byte, 1, i%3); err != nil {
+							return err
+						}
+					}
+					return comm.WaitAll(reqs...)
+				}
+				// The first half is received as it comes (after it
+				// arrived, mostly), the second half is posted first.
+				check := func(i int, buf []byte, st comm.Status) error {
+					want := make([]byte, sizes[i%len(sizes)])
+					fill(want, i)
+					if st.Tag != i%3 || st.Count != len(want) || !bytes.Equal(buf[:len(want)], want) {
+						return fmt.Errorf("message %d: tag %d, %d bytes, want tag %d, %d bytes", i, st.Tag, st.Count, i%3, len(want))
+					}
+					return nil
+				}
+				for i := range n / 2 {
+					buf := make([]byte, 70000)
+					st, err := w.Recv(buf, comm.Byte, 0, comm.AnyTag)
+					if err != nil {
+						return err
+					}
+					if err := check(i, buf, st); err != nil {
+						return err
+					}
+				}
+				bufs := make([][]byte, n/2)
+				reqs := make([]*comm.Request, n/2)
+				for i := range bufs {
+					bufs[i] = make([]byte, 70000)
+					var err error
+					if reqs[i], err = w.Irecv(bufs[i], comm.Byte, 0, comm.AnyTag); err != nil {
+						return err
+					}
+				}
+				for i, r := range reqs {
+					st, err := r.Wait()
+					if err != nil {
+						return err
+					}
+					if err := check(n/2+i, bufs[i], st); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			s0, _ := jobs[0].FabricStats()
+			t.Logf("sender %+v", s0)
+			if s0.Batched == 0 {
+				t.Errorf("a burst of %d Isends: no message was batched", n)
+			}
+		})
+	}
+}
+
+// A batch is sent even when its sender does not wait for anything
+// afterwards: the progress loop sends it once it is batchAge old.
+func TestFabricBatchSentWithoutWait(t *testing.T) {
+	defer comm.SetFabricBatchGap(comm.SetFabricBatchGap(time.Second))
+	jobs := joinFabric(t, 2, comm.FabricConfig{Provider: fabricProviders()[0]})
+	got := make(chan time.Duration, 1)
+	errs := runJobs(t, jobs, func(w *comm.Comm) error {
+		if err := w.Barrier(); err != nil { // connected
+			return err
+		}
+		if w.Rank() == 0 {
+			for i := range 4 {
+				if err := w.Send([]byte{byte(i)}, comm.Byte, 1, 1); err != nil {
+					return err
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // no call into mpgo meanwhile
+			return nil
+		}
+		start := time.Now()
+		buf := make([]byte, 1)
+		for i := range 4 {
+			if _, err := w.Recv(buf, comm.Byte, 0, 1); err != nil {
+				return err
+			}
+			if buf[0] != byte(i) {
+				return fmt.Errorf("message %d carries %d", i, buf[0])
+			}
+		}
+		got <- time.Since(start)
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	s0, _ := jobs[0].FabricStats()
+	if s0.Batched == 0 {
+		t.Fatalf("no message was batched: %+v", s0)
+	}
+	if d := <-got; d > 200*time.Millisecond {
+		t.Errorf("the burst arrived after %v, while its sender slept 300ms (batched: %d)", d, s0.Batched)
+	}
+}
+
 // A ping-pong of small messages is driven by the ranks that wait: they
 // reap the completion queue themselves (no handoff from the progress
 // goroutine), and the small frames go by fi_inject (no send completion).
