@@ -15,7 +15,7 @@ import (
 // scheduler, so these measure the device's own cost; cmd/tcpcheck's bench
 // mode measures two real processes.
 
-var tcpBenchSizes = []int{8, 1 << 10, 64 << 10, 1 << 20}
+var tcpBenchSizes = []int{8, 1 << 10, 8 << 10, 64 << 10, 1 << 20}
 
 // rawTCPPair returns the two ends of a loopback TCP connection.
 func rawTCPPair(b *testing.B) (net.Conn, net.Conn) {
