@@ -459,6 +459,7 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	if _, err := d.flushLocked(proc, p, true, limit); err != nil {
 		p.mu.Unlock()
 		d.sfree <- s
+		d.lost(proc, err) // the batch's messages were reported sent
 		return err
 	}
 	if batchable && inBurst(p, time.Now().UnixNano()) {

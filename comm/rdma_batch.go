@@ -136,21 +136,27 @@ func (d *rdmaDevice) flushBatches(wait bool, age time.Duration) {
 		} else if !p.mu.TryLock() {
 			continue
 		}
+		var err error
 		if p.batch >= 0 && time.Duration(now-p.bopened) >= age {
-			if _, err := d.flushLocked(proc, p, wait, fabricPostTimeout); err != nil && !d.stop.Load() {
-				d.lost(proc, err)
-			}
+			_, err = d.flushLocked(proc, p, wait, fabricPostTimeout)
 		}
 		p.mu.Unlock()
+		if err != nil {
+			d.lost(proc, err) // the batch's messages were reported sent
+		}
 	}
 }
 
 // dropBatches gives the slots of open batches back unsent (an aborting
-// Close: nothing more is delivered).
+// Close: nothing more is delivered). A peer whose lock is held (a sender
+// still retrying a post) keeps its batch: Close's bounded wait for the
+// slots then runs out, as it would for that sender's own slot.
 func (d *rdmaDevice) dropBatches() {
 	for proc := range d.peers {
 		p := &d.peers[proc]
-		p.mu.Lock()
+		if !p.mu.TryLock() {
+			continue
+		}
 		if p.batch >= 0 {
 			d.sfree <- p.batch
 			p.batch = -1
