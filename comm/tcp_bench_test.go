@@ -42,68 +42,91 @@ func rawTCPPair(b *testing.B) (net.Conn, net.Conn) {
 	return c0, c1
 }
 
+// benchRaw times main against serve on the two ends of a loopback
+// socket: serve runs on a goroutine of its own, main between the timer's
+// reset and its stop.
+func benchRaw(b *testing.B, serve, main func(c net.Conn)) {
+	c0, c1 := rawTCPPair(b)
+	defer c0.Close()
+	defer c1.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(c1)
+	}()
+	b.ResetTimer()
+	main(c0)
+	b.StopTimer()
+	<-done
+}
+
+// benchTCP runs the loop prepare returns on the ranks of two processes
+// joined by the TCP backend; rank 0 times it, from a barrier after
+// prepare to the loop's return.
+func benchTCP(b *testing.B, prepare func(w *comm.Comm) (loop func() error)) {
+	errs := runTCP(b, 2, 1, func(w *comm.Comm) error {
+		loop := prepare(w)
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			b.ResetTimer()
+		}
+		err := loop()
+		if w.Rank() == 0 {
+			b.StopTimer()
+		}
+		return err
+	})
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkTCPLatency(b *testing.B) {
 	for _, size := range tcpBenchSizes {
 		b.Run(fmt.Sprintf("raw/%d", size), func(b *testing.B) {
-			c0, c1 := rawTCPPair(b)
-			defer c0.Close()
-			defer c1.Close()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				buf := make([]byte, size)
+			sbuf, buf := make([]byte, size), make([]byte, size)
+			benchRaw(b, func(c net.Conn) {
 				for range b.N {
-					io.ReadFull(c1, buf)
-					c1.Write(buf)
+					io.ReadFull(c, sbuf)
+					c.Write(sbuf)
 				}
-			}()
-			buf := make([]byte, size)
-			b.ResetTimer()
-			for range b.N {
-				c0.Write(buf)
-				io.ReadFull(c0, buf)
-			}
-			b.StopTimer()
-			<-done
+			}, func(c net.Conn) {
+				for range b.N {
+					c.Write(buf)
+					io.ReadFull(c, buf)
+				}
+			})
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2, "oneway-ns")
 		})
 		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) {
-			errs := runTCP(b, 2, 1, func(w *comm.Comm) error {
+			benchTCP(b, func(w *comm.Comm) func() error {
 				buf := make([]byte, size)
 				peer := 1 - w.Rank()
-				if err := w.Barrier(); err != nil {
-					return err
-				}
-				if w.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
-					if w.Rank() == 0 {
-						if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
-							return err
-						}
-						if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
-							return err
-						}
-					} else {
-						if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
-							return err
-						}
-						if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
-							return err
+				return func() error {
+					for range b.N {
+						if w.Rank() == 0 {
+							if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
+								return err
+							}
+							if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
+								return err
+							}
+						} else {
+							if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
+								return err
+							}
+							if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
+								return err
+							}
 						}
 					}
+					return nil
 				}
-				if w.Rank() == 0 {
-					b.StopTimer()
-				}
-				return nil
 			})
-			for _, err := range errs {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2, "oneway-ns")
 		})
 	}
@@ -114,81 +137,62 @@ const bwWindow = 64
 func BenchmarkTCPBandwidth(b *testing.B) {
 	for _, size := range tcpBenchSizes {
 		b.Run(fmt.Sprintf("raw/%d", size), func(b *testing.B) {
-			c0, c1 := rawTCPPair(b)
-			defer c0.Close()
-			defer c1.Close()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				buf, ack := make([]byte, size), make([]byte, 4)
-				for range b.N {
-					for range bwWindow {
-						io.ReadFull(c1, buf)
-					}
-					c1.Write(ack)
-				}
-			}()
+			sbuf, sack := make([]byte, size), make([]byte, 4)
 			buf, ack := make([]byte, size), make([]byte, 4)
 			b.SetBytes(int64(size * bwWindow))
-			b.ResetTimer()
-			for range b.N {
-				for range bwWindow {
-					c0.Write(buf)
+			benchRaw(b, func(c net.Conn) {
+				for range b.N {
+					for range bwWindow {
+						io.ReadFull(c, sbuf)
+					}
+					c.Write(sack)
 				}
-				io.ReadFull(c0, ack)
-			}
-			b.StopTimer()
-			<-done
+			}, func(c net.Conn) {
+				for range b.N {
+					for range bwWindow {
+						c.Write(buf)
+					}
+					io.ReadFull(c, ack)
+				}
+			})
 		})
 		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) {
 			b.SetBytes(int64(size * bwWindow))
-			errs := runTCP(b, 2, 1, func(w *comm.Comm) error {
+			benchTCP(b, func(w *comm.Comm) func() error {
 				bufs := make([][]byte, bwWindow)
 				for i := range bufs {
 					bufs[i] = make([]byte, size)
 				}
 				reqs := make([]*comm.Request, bwWindow)
 				ack := make([]byte, 4)
-				if err := w.Barrier(); err != nil {
-					return err
-				}
-				if w.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
-					var err error
-					for j := range reqs {
+				return func() error {
+					for range b.N {
+						var err error
+						for j := range reqs {
+							if w.Rank() == 0 {
+								reqs[j], err = w.Isend(bufs[j], comm.Byte, 1, 2)
+							} else {
+								reqs[j], err = w.Irecv(bufs[j], comm.Byte, 0, 2)
+							}
+							if err != nil {
+								return err
+							}
+						}
+						if err := comm.WaitAll(reqs...); err != nil {
+							return err
+						}
 						if w.Rank() == 0 {
-							reqs[j], err = w.Isend(bufs[j], comm.Byte, 1, 2)
+							_, err = w.Recv(ack, comm.Byte, 1, 3)
 						} else {
-							reqs[j], err = w.Irecv(bufs[j], comm.Byte, 0, 2)
+							err = w.Send(ack, comm.Byte, 0, 3)
 						}
 						if err != nil {
 							return err
 						}
 					}
-					if err := comm.WaitAll(reqs...); err != nil {
-						return err
-					}
-					if w.Rank() == 0 {
-						_, err = w.Recv(ack, comm.Byte, 1, 3)
-					} else {
-						err = w.Send(ack, comm.Byte, 0, 3)
-					}
-					if err != nil {
-						return err
-					}
+					return nil
 				}
-				if w.Rank() == 0 {
-					b.StopTimer()
-				}
-				return nil
 			})
-			for _, err := range errs {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
 		})
 	}
 }
@@ -200,63 +204,47 @@ func BenchmarkTCPBandwidth(b *testing.B) {
 func BenchmarkTCPSendStream(b *testing.B) {
 	for _, size := range []int{8, 1 << 10} {
 		b.Run(fmt.Sprintf("raw/%d", size), func(b *testing.B) {
-			c0, c1 := rawTCPPair(b)
-			defer c0.Close()
-			defer c1.Close()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				buf := make([]byte, size)
-				for range b.N {
-					io.ReadFull(c1, buf)
-				}
-				c1.Write(buf[:1])
-			}()
-			buf := make([]byte, size)
+			sbuf, buf := make([]byte, size), make([]byte, size)
 			b.SetBytes(int64(size))
-			b.ResetTimer()
-			for range b.N {
-				c0.Write(buf)
-			}
-			io.ReadFull(c0, buf[:1])
-			b.StopTimer()
-			<-done
+			benchRaw(b, func(c net.Conn) {
+				for range b.N {
+					io.ReadFull(c, sbuf)
+				}
+				c.Write(sbuf[:1])
+			}, func(c net.Conn) {
+				for range b.N {
+					c.Write(buf)
+				}
+				io.ReadFull(c, buf[:1])
+			})
 		})
 		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) {
 			b.SetBytes(int64(size))
-			errs := runTCP(b, 2, 1, func(w *comm.Comm) error {
+			benchTCP(b, func(w *comm.Comm) func() error {
 				buf := make([]byte, size)
-				if err := w.Barrier(); err != nil {
-					return err
-				}
-				if w.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
+				return func() error {
+					for range b.N {
+						var err error
+						if w.Rank() == 0 {
+							err = w.Send(buf, comm.Byte, 1, 4)
+						} else {
+							_, err = w.Recv(buf, comm.Byte, 0, 4)
+						}
+						if err != nil {
+							return err
+						}
+					}
+					// The last byte back: rank 0's time covers the
+					// receiver's end of the stream.
 					var err error
 					if w.Rank() == 0 {
-						err = w.Send(buf, comm.Byte, 1, 4)
+						_, err = w.Recv(buf[:1], comm.Byte, 1, 5)
 					} else {
-						_, err = w.Recv(buf, comm.Byte, 0, 4)
+						err = w.Send(buf[:1], comm.Byte, 0, 5)
 					}
-					if err != nil {
-						return err
-					}
+					return err
 				}
-				var err error
-				if w.Rank() == 0 {
-					_, err = w.Recv(buf[:1], comm.Byte, 1, 5)
-					b.StopTimer()
-				} else {
-					err = w.Send(buf[:1], comm.Byte, 0, 5)
-				}
-				return err
 			})
-			for _, err := range errs {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
 		})
 	}
 }
