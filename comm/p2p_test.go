@@ -137,27 +137,39 @@ func TestCancelSendNotSupported(t *testing.T) {
 }
 
 // A receive buffer shorter than the message: ErrTruncate, the message is
-// consumed, the next receive gets the next message.
+// consumed, the next receive gets the next message; the same whether the
+// message was sent from a slice or from a Source (SendFrom).
 func TestTruncation(t *testing.T) {
-	for _, size := range []int{16, 1 << 20} {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			run(t, 2, func(w *comm.Comm) error {
-				if w.Rank() == 0 {
-					if err := w.Send(payload(size, 1), comm.Byte, 1, 0); err != nil {
-						return err
+	sends := []struct {
+		name string
+		send func(w *comm.Comm, b []byte) error
+	}{
+		{"Send", func(w *comm.Comm, b []byte) error { return w.Send(b, comm.Byte, 1, 0) }},
+		{"SendFrom", func(w *comm.Comm, b []byte) error {
+			return w.SendFrom(&testSource{data: b}, len(b), comm.Byte, 1, 0)
+		}},
+	}
+	for _, s := range sends {
+		for _, size := range []int{16, 64, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/%d", s.name, size), func(t *testing.T) {
+				run(t, 2, func(w *comm.Comm) error {
+					if w.Rank() == 0 {
+						if err := s.send(w, payload(size, 1)); err != nil {
+							return err
+						}
+						return s.send(w, payload(8, 2))
 					}
-					return w.Send(payload(8, 2), comm.Byte, 1, 0)
-				}
-				small := make([]byte, 8)
-				if _, err := w.Recv(small[:4], comm.Byte, 0, 0); !errors.Is(err, comm.ErrTruncate) {
-					return fmt.Errorf("short buffer: %v", err)
-				}
-				if _, err := w.Recv(small, comm.Byte, 0, 0); err != nil || val(small) != 2 {
-					return fmt.Errorf("next receive: %v %d", err, val(small))
-				}
-				return nil
+					small := make([]byte, 8)
+					if _, err := w.Recv(small[:4], comm.Byte, 0, 0); !errors.Is(err, comm.ErrTruncate) {
+						return fmt.Errorf("short buffer: %v", err)
+					}
+					if _, err := w.Recv(small, comm.Byte, 0, 0); err != nil || val(small) != 2 {
+						return fmt.Errorf("next receive: %v %d", err, val(small))
+					}
+					return nil
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -328,30 +328,6 @@ func TestSendFromTruncateAndType(t *testing.T) {
 	}
 }
 
-// A plain receive shorter than a SendFrom fails with ErrTruncate too.
-func TestSendFromPlainTruncate(t *testing.T) {
-	for _, size := range sendFromSizes {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			run(t, 2, func(w *comm.Comm) error {
-				if w.Rank() == 0 {
-					if err := w.SendFrom(&testSource{data: payload(size, 1)}, size, comm.Byte, 1, 0); err != nil {
-						return err
-					}
-					return w.SendFrom(&testSource{data: payload(8, 2)}, 8, comm.Byte, 1, 0)
-				}
-				small := make([]byte, 8)
-				if _, err := w.Recv(small[:4], comm.Byte, 0, 0); !errors.Is(err, comm.ErrTruncate) {
-					return fmt.Errorf("short buffer: %v", err)
-				}
-				if _, err := w.Recv(small, comm.Byte, 0, 0); err != nil || val(small) != 2 {
-					return fmt.Errorf("next receive: %v %d", err, val(small))
-				}
-				return nil
-			})
-		})
-	}
-}
-
 // A Source that fails fails the receive that reads it (rendezvous) or the
 // send that copies it eagerly.
 func TestSendFromPullError(t *testing.T) {
