@@ -255,10 +255,5 @@ func TestCollectiveAbort(t *testing.T) {
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("Run = %v", err)
 	}
-	close(got)
-	for e := range got {
-		if !errors.Is(e, comm.ErrAborted) {
-			t.Errorf("allreduce returned %v, want ErrAborted", e)
-		}
-	}
+	allAborted(t, got, "allreduce")
 }

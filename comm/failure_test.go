@@ -44,12 +44,7 @@ func TestAbortOnError(t *testing.T) {
 	if !strings.Contains(err.Error(), "rank 3") {
 		t.Errorf("error does not name the rank: %v", err)
 	}
-	close(got)
-	for e := range got {
-		if !errors.Is(e, comm.ErrAborted) {
-			t.Errorf("blocked operation returned %v, want ErrAborted", e)
-		}
-	}
+	allAborted(t, got, "blocked operation")
 }
 
 func TestAbortOnPanic(t *testing.T) {

@@ -2,6 +2,7 @@ package comm_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/mpgo/mpgo"
@@ -31,3 +32,16 @@ func val(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 // noDetector turns the deadlock detector off, for tests that block on
 // purpose.
 func noDetector() mpgo.Option { return mpgo.WithoutDeadlockDetection() }
+
+// allAborted closes got and checks that every error in it is ErrAborted:
+// what the operations blocked in the other ranks returned once one rank
+// failed.
+func allAborted(t *testing.T, got chan error, what string) {
+	t.Helper()
+	close(got)
+	for e := range got {
+		if !errors.Is(e, comm.ErrAborted) {
+			t.Errorf("%s returned %v, want ErrAborted", what, e)
+		}
+	}
+}

@@ -452,12 +452,7 @@ func TestSendFromAbort(t *testing.T) {
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("Run = %v", err)
 	}
-	close(got)
-	for e := range got {
-		if !errors.Is(e, comm.ErrAborted) {
-			t.Errorf("blocked operation returned %v, want ErrAborted", e)
-		}
-	}
+	allAborted(t, got, "blocked operation")
 }
 
 // A SendFrom that no receive will match, and a RecvInto no send will, are
