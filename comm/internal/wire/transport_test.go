@@ -147,7 +147,28 @@ func pattern(n int, id int) []byte {
 	return b
 }
 
-// sendWait sends and returns a channel with done's error.
+// holdArrivals makes nd keep what arrives instead of pulling it.
+func (nd *node) holdArrivals() {
+	nd.mu.Lock()
+	nd.hold = true
+	nd.mu.Unlock()
+}
+
+// flood makes node 0 hold what arrives and node 1 send it count messages
+// of size bytes (tag i carries pattern(size, i)); it returns their done
+// channels.
+func flood(t *testing.T, nodes []*node, count, size int) []chan error {
+	t.Helper()
+	nodes[0].holdArrivals()
+	var dones []chan error
+	for i := range count {
+		dones = append(dones, send(t, nodes[1], 0, wire.Header{Src: 1, Tag: i}, pattern(size, i)))
+	}
+	return dones
+}
+
+// send sends h and data to process to and returns a channel with done's
+// error.
 func send(t *testing.T, nd *node, to int, h wire.Header, data []byte) chan error {
 	t.Helper()
 	ch := make(chan error, 1)
@@ -230,13 +251,7 @@ func TestTransportCredits(t *testing.T) {
 	const window, size, count = 64 << 10, 1000, 500
 	nodes := cluster(t, 2, func(i int, c *wire.Config) { c.Window = window; c.EagerLimit = 4096 })
 	defer closeAll(nodes)
-	nodes[0].mu.Lock()
-	nodes[0].hold = true
-	nodes[0].mu.Unlock()
-	var dones []chan error
-	for i := range count {
-		dones = append(dones, send(t, nodes[1], 0, wire.Header{Src: 1, Tag: i}, pattern(size, i)))
-	}
+	dones := flood(t, nodes, count, size)
 	maxHeld := window / (size + wire.MessageCost)
 	waitFor(t, "the window to fill", func() bool { return len(nodes[0].arrivals()) >= maxHeld-1 })
 	time.Sleep(50 * time.Millisecond)
@@ -280,13 +295,7 @@ func TestTransportLargeEager(t *testing.T) {
 	const window, size, count = 8 << 20, 3 << 20, 5
 	nodes := cluster(t, 2, func(i int, c *wire.Config) { c.Window = window; c.EagerLimit = 64 << 10 })
 	defer closeAll(nodes)
-	nodes[0].mu.Lock()
-	nodes[0].hold = true
-	nodes[0].mu.Unlock()
-	var dones []chan error
-	for i := range count {
-		dones = append(dones, send(t, nodes[1], 0, wire.Header{Src: 1, Tag: i}, pattern(size, i)))
-	}
+	dones := flood(t, nodes, count, size)
 	// Two fit in the window (3 MiB + MessageCost each); the third waits
 	// for a CTS, and so do the ones after it (they leave in order).
 	for i := range 2 {
@@ -345,9 +354,7 @@ func TestTransportLargeEager(t *testing.T) {
 func TestTransportPeerLost(t *testing.T) {
 	nodes := cluster(t, 3, nil)
 	defer closeAll(nodes)
-	nodes[0].mu.Lock()
-	nodes[0].hold = true
-	nodes[0].mu.Unlock()
+	nodes[0].holdArrivals()
 	// 1 → 0 rendezvous (synchronous, so it cannot go eagerly), held by 0:
 	// the sender waits for a CTS.
 	pending := send(t, nodes[1], 0, wire.Header{Src: 1, Flags: wire.FlagSync}, pattern(1<<20, 1))
