@@ -436,7 +436,7 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	defer d.slabMu.RUnlock()
 	p := &d.peers[proc]
 	batchable := h.kind == kindEager && len(payload) <= d.batchMax()
-	if batchable {
+	if batchable && d.batches.Load() > 0 { // a lone send skips this lock
 		p.mu.Lock()
 		if d.appendNumberedLocked(p, h, payload) {
 			p.mu.Unlock()
