@@ -26,8 +26,9 @@ import (
 // if they had come alone, and reposts the slot after the last.
 //
 // When: an eager message of at most batchMax bytes sent within batchGap
-// of the previous eager send to the same process, or while that process
-// has a batch open, joins the open batch (or opens one); any other
+// of the previous eager send to the same process with nothing from that
+// process in between, or while that process has a batch open,
+// joins the open batch (or opens one); any other
 // message is sent alone, after the open batch, so a lone message (the
 // reply of a ping-pong) never waits. A batch is sent when the next frame
 // does not fit, before an ordered message that is not batched, when a
@@ -50,13 +51,21 @@ const (
 var batchGapOverride atomic.Int64
 
 // inBurst reports whether an eager send at now (UnixNano) continues a
-// burst to p; p.mu must be held.
-func inBurst(p *fabricPeer, now int64) bool {
+// burst to p: it follows the previous one closely, and nothing came
+// from p in between (a ping-pong's sends are each answered before the
+// next, however fast the round trip: they go at once). p.mu must be
+// held.
+func (d *rdmaDevice) inBurst(p *fabricPeer, now int64) bool {
 	gap := batchGap
 	if g := batchGapOverride.Load(); g != 0 {
 		gap = time.Duration(g)
 	}
-	return time.Duration(now-p.lastEager) < gap
+	return time.Duration(now-p.lastEager) < gap && p.lastArrived == p.arrived.Load()
+}
+
+// noteEager records an eager send to p for inBurst; p.mu must be held.
+func (d *rdmaDevice) noteEager(p *fabricPeer) {
+	p.lastEager, p.lastArrived = time.Now().UnixNano(), p.arrived.Load()
 }
 
 // batchMax is the largest payload that may join a batch: a quarter of

@@ -311,6 +311,7 @@ func (d *rdmaDevice) arrive(frame []byte, inSlot bool) {
 		d.lost(proc, fmt.Errorf("comm: a malformed message: %w", err))
 		return
 	}
+	d.peers[h.from].arrived.Add(1) // ends a burst of sends to it (inBurst)
 	switch h.kind {
 	case kindReply:
 		d.reply(&h)

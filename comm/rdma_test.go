@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/internal/fabric"
 	"github.com/mpgo/mpgo/comm/internal/pmi"
 	"github.com/mpgo/mpgo/comm/internal/tcpcheck"
 )
@@ -405,4 +407,44 @@ func TestFabricCloseAfterFailedStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The device runs on the provider named, not on a utility provider
+// layered over it: asked for net (or for nothing, where libfabric 1.17
+// offers net), it gets net's own FI_EP_RDM, not rxm over net's
+// connections (net;ofi_rxm), which cuts every message above 16 KiB into
+// segments and would be taken if the device asked for more inject
+// bytes than net offers (128).
+func TestFabricProviderNotLayered(t *testing.T) {
+	for _, prov := range []string{"net", ""} {
+		if prov == "" && os.Getenv("FI_PROVIDER") != "" {
+			continue // FI_PROVIDER chooses
+		}
+		t.Run("provider="+prov, func(t *testing.T) {
+			if !fabricOffers(t, "net") {
+				t.Skip("libfabric offers no net provider")
+			}
+			jobs := joinFabric(t, 2, comm.FabricConfig{Provider: prov})
+			info, _ := jobs[0].FabricInfo()
+			for _, err := range runJobs(t, jobs, func(w *comm.Comm) error { return nil }) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !strings.HasPrefix(info, "provider net,") {
+				t.Errorf("device: %s; want net's own endpoint", info)
+			}
+		})
+	}
+}
+
+// fabricOffers reports whether libfabric opens an endpoint on provider.
+func fabricOffers(t *testing.T, provider string) bool {
+	t.Helper()
+	ep, err := fabric.Open(fabric.Config{Provider: provider})
+	if err != nil {
+		return false
+	}
+	ep.Close()
+	return true
 }
