@@ -167,6 +167,7 @@ type rdmaDevice struct {
 	lastReap atomic.Int64        // when a completion was last reaped (UnixNano)
 	lastPoll atomic.Int64        // when a rank's polling window last ended (UnixNano)
 	batches  atomic.Int32        // peers with an open batch
+	moving   atomic.Int32        // rendezvous payloads on the wire: writes posted, pulls answered (REPLY sent)
 	stop     atomic.Bool
 	stopped  chan struct{}
 	closing  chan struct{} // closed when Close starts
@@ -700,6 +701,8 @@ func (r *rndzRemote) Pull(dst []byte) error {
 		d.mu.Unlock()
 		return err
 	}
+	d.moving.Add(1) // a waiting rank polls on while the payload comes
+	defer d.moving.Add(-1)
 	select {
 	case err = <-wt.ch:
 	case <-d.closing:
