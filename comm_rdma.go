@@ -19,7 +19,8 @@ import (
 //
 // This build has the backend (build tag rdma). Eager messages travel
 // through pre-registered buffers, messages at or above the eager limit
-// ([WithEagerLimit], default [comm.DefaultFabricEagerLimit], at most
+// ([WithEagerLimit], default [comm.DefaultFabricEagerLimit], or
+// [comm.DefaultFabricSocketEagerLimit] over net and tcp, at most
 // [comm.MaxFabricEagerLimit] between processes) by rendezvous with an RMA
 // write straight into the receive buffer.
 func WithFabric(provider string) Option {

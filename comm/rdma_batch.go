@@ -27,11 +27,11 @@ import (
 //
 // When: an eager message of at most batchMax bytes sent within batchGap
 // of the previous eager send to the same process with nothing from that
-// process in between, or while that process has a batch open,
-// joins the open batch (or opens one); any other
-// message is sent alone, after the open batch, so a lone message (the
-// reply of a ping-pong) never waits. A batch is sent when the next frame
-// does not fit, before an ordered message that is not batched, when a
+// process in between, or while that process has a batch open, joins the
+// open batch (or opens one); any other message is sent alone, after the
+// open batch, so a lone message (the reply of a ping-pong) never waits.
+// A batch is sent when the next frame does not fit (batchFrames, or the
+// slot's bytes), before an ordered message that is not batched, when a
 // rank of this process is about to wait for anything (drive), and by the
 // progress loop once it is batchAge old (a rank that sends and then
 // computes without waiting).
@@ -44,6 +44,11 @@ const (
 	batchGap = 5 * time.Microsecond
 	// batchAge is how long the progress loop leaves a batch open.
 	batchAge = 50 * time.Microsecond
+	// batchFrames is the most messages a batch carries. Bigger batches
+	// save provider sends, smaller ones let the receiver start sooner:
+	// 1 KiB osu_bw over net gave 190 MB/s with 32 frames, 300-340 with 8
+	// or 16; 8 KiB 2180 with 16, 1350 with batches cut at 24 KiB.
+	batchFrames = 16
 )
 
 // batchGapOverride replaces batchGap when not zero (tests that need a
@@ -79,7 +84,7 @@ func batchFrame(n int) int { return (fabricHeader + n + batchAlign - 1) &^ (batc
 // appendLocked adds an eager message (header h, already numbered, and
 // payload) to p's open batch when it fits; p.mu must be held.
 func (d *rdmaDevice) appendLocked(p *fabricPeer, h *header, payload []byte) bool {
-	if p.batch < 0 || p.bfill+batchFrame(len(payload)) > d.slot {
+	if p.batch < 0 || p.bcount == batchFrames || p.bfill+batchFrame(len(payload)) > d.slot {
 		return false
 	}
 	b := d.slotBytes(p.batch)[p.bfill:]

@@ -42,7 +42,7 @@ func joinFabricKV(kv pmi.Job, cfg FabricConfig) (*Job, error) {
 	if k < 1 || procs*k > 1<<24 {
 		return nil, fmt.Errorf("%w: %d ranks per process: %w", ErrBootstrap, k, ErrArg)
 	}
-	eager := DefaultFabricEagerLimit
+	eager := 0 // the provider's default
 	if cfg.EagerLimit > 0 {
 		eager = min(cfg.EagerLimit, MaxFabricEagerLimit)
 	}

@@ -156,20 +156,7 @@ func TestFabricRendezvousZeroCopy(t *testing.T) {
 // slot and then into the receive buffer when it came first).
 func TestFabricEager(t *testing.T) {
 	jobs := joinFabric(t, 2, comm.FabricConfig{Provider: fabricProviders()[0]})
-	msg := bytes.Repeat([]byte("mpgo"), 1000)
-	errs := runJobs(t, jobs, func(w *comm.Comm) error {
-		if w.Rank() == 0 {
-			return w.Send(msg, comm.Byte, 1, 7)
-		}
-		got := make([]byte, len(msg))
-		if _, err := w.Recv(got, comm.Byte, 0, 7); err != nil {
-			return err
-		}
-		if !bytes.Equal(got, msg) {
-			return errors.New("eager payload differs")
-		}
-		return nil
-	})
+	errs := runJobs(t, jobs, sendOne(bytes.Repeat([]byte("mpgo"), 1000)))
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -414,7 +401,8 @@ func TestFabricCloseAfterFailedStart(t *testing.T) {
 // offers net), it gets net's own FI_EP_RDM, not rxm over net's
 // connections (net;ofi_rxm), which cuts every message above 16 KiB into
 // segments and would be taken if the device asked for more inject
-// bytes than net offers (128).
+// bytes than net offers (128). Over net the eager limit defaults to
+// DefaultFabricSocketEagerLimit: a 64 KiB message goes eager.
 func TestFabricProviderNotLayered(t *testing.T) {
 	for _, prov := range []string{"net", ""} {
 		if prov == "" && os.Getenv("FI_PROVIDER") != "" {
@@ -426,7 +414,7 @@ func TestFabricProviderNotLayered(t *testing.T) {
 			}
 			jobs := joinFabric(t, 2, comm.FabricConfig{Provider: prov})
 			info, _ := jobs[0].FabricInfo()
-			for _, err := range runJobs(t, jobs, func(w *comm.Comm) error { return nil }) {
+			for _, err := range runJobs(t, jobs, sendOne(bytes.Repeat([]byte{7}, 64<<10))) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -434,7 +422,30 @@ func TestFabricProviderNotLayered(t *testing.T) {
 			if !strings.HasPrefix(info, "provider net,") {
 				t.Errorf("device: %s; want net's own endpoint", info)
 			}
+			if want := fmt.Sprintf("eager limit %d", comm.DefaultFabricSocketEagerLimit); !strings.Contains(info, want) {
+				t.Errorf("device: %s; want %s", info, want)
+			}
+			if s, _ := jobs[0].FabricStats(); s.EagerMessages != 1 || s.RndzMessages != 0 {
+				t.Errorf("a 64 KiB send: %d eager, %d rendezvous; want it eager", s.EagerMessages, s.RndzMessages)
+			}
 		})
+	}
+}
+
+// sendOne has rank 0 send msg to rank 1, which checks what it receives.
+func sendOne(msg []byte) func(w *comm.Comm) error {
+	return func(w *comm.Comm) error {
+		if w.Rank() == 0 {
+			return w.Send(msg, comm.Byte, 1, 7)
+		}
+		got := make([]byte, len(msg))
+		if _, err := w.Recv(got, comm.Byte, 0, 7); err != nil {
+			return err
+		}
+		if !bytes.Equal(got, msg) {
+			return errors.New("payload differs")
+		}
+		return nil
 	}
 }
 
