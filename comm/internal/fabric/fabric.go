@@ -359,7 +359,11 @@ type Config struct {
 	// (tx_attr->inject_size in the hints); a provider that cannot offer
 	// it is taken with its own (0: the provider's default, which for
 	// tcp;ofi_rxm is 64 bytes although it can inject up to its buffer
-	// size, FI_OFI_RXM_BUFFER_SIZE).
+	// size, FI_OFI_RXM_BUFFER_SIZE). Where a utility provider layered
+	// over the one named could offer more, libfabric would hand that one
+	// out (net injects 128 bytes; asked for 256 it offers net;ofi_rxm,
+	// which cuts every message above 16 KiB into segments): Open keeps
+	// the provider named, with its own inject size.
 	InjectSize int
 }
 
@@ -426,14 +430,23 @@ func Open(cfg Config) (*Endpoint, error) {
 	if cfg.InjectSize < 0 {
 		return nil, fmt.Errorf("fabric: inject size %d: %w", cfg.InjectSize, ErrArg)
 	}
-	var list *C.struct_fi_info
-	rc := C.int(-C.FI_ENODATA)
-	for _, inject := range []int{cfg.InjectSize, 0} { // as asked, then the provider's own
+	getinfo := func(inject int) (list *C.struct_fi_info, rc C.int) {
 		if rc = C.mp_getinfo(prov, dom, 1, C.size_t(inject), &list); rc == -C.FI_ENODATA {
 			rc = C.mp_getinfo(prov, dom, 0, C.size_t(inject), &list) // serialize calls ourselves
 		}
-		if rc != -C.FI_ENODATA || inject == 0 {
-			break
+		return list, rc
+	}
+	list, rc := getinfo(cfg.InjectSize) // as asked, then with the provider's own
+	if rc == -C.FI_ENODATA && cfg.InjectSize > 0 {
+		list, rc = getinfo(0)
+	} else if rc == 0 && cfg.InjectSize > 0 && layered(list, cfg.Provider) {
+		// The inject size brought in a utility provider over the one
+		// named: take the one named, with its own inject size.
+		if own, orc := getinfo(0); orc == 0 && own != nil && C.GoString(C.mp_prov(own)) == named(cfg.Provider) {
+			C.fi_freeinfo(list)
+			list = own
+		} else if orc == 0 {
+			C.fi_freeinfo(own)
 		}
 	}
 	if rc == -C.FI_ENODATA || (rc == 0 && list == nil) {
@@ -492,6 +505,25 @@ func Open(cfg Config) (*Endpoint, error) {
 	}
 	e.nameLen = len(name)
 	return e, nil
+}
+
+// named is the one provider that provider (or else FI_PROVIDER) names,
+// or "" when it names none or several.
+func named(provider string) string {
+	if provider == "" {
+		provider = os.Getenv("FI_PROVIDER")
+	}
+	if strings.ContainsAny(provider, ";,^") {
+		return ""
+	}
+	return provider
+}
+
+// layered reports whether the first entry of list is a utility provider
+// layered over the one provider names ("net;ofi_rxm" for "net").
+func layered(list *C.struct_fi_info, provider string) bool {
+	want := named(provider)
+	return list != nil && want != "" && strings.HasPrefix(C.GoString(C.mp_prov(list)), want+";")
 }
 
 // Info describes the endpoint.

@@ -178,9 +178,10 @@ func TestInject(t *testing.T) {
 			if asked, err := fabric.Open(fabric.Config{Provider: prov, InjectSize: 256}); err != nil {
 				t.Fatal(err)
 			} else {
-				// tcp;ofi_rxm and shm can both inject 256 bytes when asked.
-				if got := asked.Info().InjectSize; got < 256 {
-					t.Errorf("asked for an inject size of 256, got %d", got)
+				// tcp;ofi_rxm and shm can both inject 256 bytes when asked;
+				// net offers 128, and is kept (not net;ofi_rxm, which could).
+				if got, p := asked.Info().InjectSize, asked.Info().Provider; got < 256 && p != prov {
+					t.Errorf("asked for an inject size of 256, got %d from %s", got, p)
 				}
 				asked.Close()
 			}
@@ -283,5 +284,23 @@ func TestDefaultProvider(t *testing.T) {
 	net.Close()
 	if def.Info().Provider == "tcp;ofi_rxm" {
 		t.Errorf("default provider %s although net is offered on %s", def.Info().Provider, def.Info().Domain)
+	}
+}
+
+// TestInjectKeepsProvider: an inject size the provider named cannot offer
+// does not bring in a utility provider layered over it (net injects 128
+// bytes; libfabric would hand out net;ofi_rxm for 256): Open keeps the
+// provider, with its own inject size.
+func TestInjectKeepsProvider(t *testing.T) {
+	if p := os.Getenv("FI_PROVIDER"); p != "" && p != "net" {
+		t.Skipf("FI_PROVIDER=%s", p)
+	}
+	ep, err := fabric.Open(fabric.Config{Provider: "net", InjectSize: 4096})
+	if err != nil {
+		t.Skipf("no net provider: %v", err)
+	}
+	defer ep.Close()
+	if i := ep.Info(); i.Provider != "net" || i.InjectSize < 64 {
+		t.Errorf("asked net for 4096 inject bytes: got %s with %d", i.Provider, i.InjectSize)
 	}
 }
