@@ -491,7 +491,7 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 		d.lost(proc, err) // the batch's messages were reported sent
 		return err
 	}
-	if batchable && d.inBurst(p, time.Now().UnixNano()) {
+	if batchable && inBurst(p, time.Now().UnixNano()) {
 		d.openLocked(p, s)
 		d.appendNumberedLocked(p, h, payload)
 		p.mu.Unlock()
@@ -506,7 +506,7 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	if err == nil {
 		p.seq++
 		if h.kind == kindEager {
-			d.noteEager(p)
+			noteEager(p)
 		}
 	}
 	p.mu.Unlock()
@@ -526,7 +526,7 @@ func (d *rdmaDevice) appendNumberedLocked(p *fabricPeer, h *header, payload []by
 		return false
 	}
 	p.seq++
-	d.noteEager(p)
+	noteEager(p)
 	return true
 }
 

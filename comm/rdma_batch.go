@@ -60,7 +60,7 @@ var batchGapOverride atomic.Int64
 // from p in between (a ping-pong's sends are each answered before the
 // next, however fast the round trip: they go at once). p.mu must be
 // held.
-func (d *rdmaDevice) inBurst(p *fabricPeer, now int64) bool {
+func inBurst(p *fabricPeer, now int64) bool {
 	gap := batchGap
 	if g := batchGapOverride.Load(); g != 0 {
 		gap = time.Duration(g)
@@ -69,7 +69,7 @@ func (d *rdmaDevice) inBurst(p *fabricPeer, now int64) bool {
 }
 
 // noteEager records an eager send to p for inBurst; p.mu must be held.
-func (d *rdmaDevice) noteEager(p *fabricPeer) {
+func noteEager(p *fabricPeer) {
 	p.lastEager, p.lastArrived = time.Now().UnixNano(), p.arrived.Load()
 }
 
