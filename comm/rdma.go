@@ -502,11 +502,12 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, limit time
 	copy(b[fabricHeader:], payload)
 	h.seq = p.seq
 	h.put(b)
+	arrived := p.arrived.Load()
 	err = d.post(limit, func() error { return d.postSlot(proc, s, h, fabricHeader+len(payload)) })
 	if err == nil {
 		p.seq++
 		if h.kind == kindEager {
-			noteEager(p)
+			noteEager(p, arrived)
 		}
 	}
 	p.mu.Unlock()
@@ -526,7 +527,7 @@ func (d *rdmaDevice) appendNumberedLocked(p *fabricPeer, h *header, payload []by
 		return false
 	}
 	p.seq++
-	noteEager(p)
+	noteEager(p, p.arrived.Load()) // the batch is not sent yet
 	return true
 }
 

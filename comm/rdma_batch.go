@@ -68,9 +68,11 @@ func inBurst(p *fabricPeer, now int64) bool {
 	return time.Duration(now-p.lastEager) < gap && p.lastArrived == p.arrived.Load()
 }
 
-// noteEager records an eager send to p for inBurst; p.mu must be held.
-func noteEager(p *fabricPeer) {
-	p.lastEager, p.lastArrived = time.Now().UnixNano(), p.arrived.Load()
+// noteEager records an eager send to p for inBurst, with the count of
+// arrivals from p read before the message could reach it (p's answer may
+// arrive before the post returns); p.mu must be held.
+func noteEager(p *fabricPeer, arrived uint64) {
+	p.lastEager, p.lastArrived = time.Now().UnixNano(), arrived
 }
 
 // batchMax is the largest payload that may join a batch: a quarter of
