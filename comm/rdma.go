@@ -47,8 +47,9 @@ import (
 // ordered pair of processes and are handed to the engine in that order,
 // whatever order the provider completes them in, so the engine sees each
 // pair's messages in the order they were sent (non-overtaking). RNDZ_END
-// follows the write either by the provider's FI_ORDER_WAS or, without
-// it, by waiting for the write's delivery completion.
+// follows the write either by the provider's FI_ORDER_SAW (a send is
+// transmitted after the writes posted before it) or, without it, by
+// waiting for the write's delivery completion.
 //
 // Faults: an error completion or a failed post on a peer's operation
 // aborts the world with an error wrapping ErrPeerLost (and ErrAborted),

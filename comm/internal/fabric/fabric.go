@@ -328,13 +328,24 @@ func (m MRMode) String() string {
 	return strings.Join(s, "|")
 }
 
+// The bits of fi_tx_attr.msg_order the device cares about.
+const (
+	orderWAS = uint64(C.FI_ORDER_WAS) // write after send
+	orderSAW = uint64(C.FI_ORDER_SAW) // send after write
+)
+
+// sendsAfterWrites reports whether a provider with message order order
+// transmits a send after the writes posted before it: FI_ORDER_SAW, not
+// its converse FI_ORDER_WAS (a write after the sends before it).
+func sendsAfterWrites(order uint64) bool { return order&orderSAW != 0 }
+
 // Info describes the endpoint the provider gave.
 type Info struct {
 	Provider, Fabric, Domain string
 	MRMode                   MRMode // as returned by the provider, not as asked
 	KeySize                  int    // bytes of a registration key
 	ThreadSafe               bool   // FI_THREAD_SAFE: no lock around calls
-	WriteOrdered             bool   // FI_ORDER_WAS: a send after a write arrives after it
+	WriteOrdered             bool   // FI_ORDER_SAW: a send posted after a write is transmitted after it
 	ManualProgress           bool   // data moves only while the application calls in
 	Waitable                 bool   // Poll can block on the completion queue
 	TxSize, RxSize           int
@@ -471,7 +482,7 @@ func Open(cfg Config) (*Endpoint, error) {
 		MRMode:         MRMode(C.mp_mr_mode(info)),
 		KeySize:        int(C.mp_mr_key_size(info)),
 		ThreadSafe:     C.mp_threading(info) == C.FI_THREAD_SAFE,
-		WriteOrdered:   C.mp_msg_order(info)&C.FI_ORDER_WAS != 0,
+		WriteOrdered:   sendsAfterWrites(uint64(C.mp_msg_order(info))),
 		ManualProgress: C.mp_progress(info) == C.FI_PROGRESS_MANUAL,
 		TxSize:         int(C.mp_tx_size(info)),
 		RxSize:         int(C.mp_rx_size(info)),

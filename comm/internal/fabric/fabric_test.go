@@ -304,3 +304,22 @@ func TestInjectKeepsProvider(t *testing.T) {
 		t.Errorf("asked net for 4096 inject bytes: got %s with %d", i.Provider, i.InjectSize)
 	}
 }
+
+// An RNDZ_END posted right after its write needs the provider to keep a
+// send behind the writes before it (FI_ORDER_SAW, "send after write");
+// FI_ORDER_WAS orders the other way round and is not enough.
+func TestSendsAfterWrites(t *testing.T) {
+	for _, c := range []struct {
+		order uint64
+		want  bool
+	}{
+		{0, false},
+		{fabric.OrderWAS, false},
+		{fabric.OrderSAW, true},
+		{fabric.OrderWAS | fabric.OrderSAW, true},
+	} {
+		if got := fabric.SendsAfterWrites(c.order); got != c.want {
+			t.Errorf("SendsAfterWrites(%#x) = %v, want %v", c.order, got, c.want)
+		}
+	}
+}
