@@ -27,6 +27,7 @@ type FabricConfig struct {
 type FabricStats struct {
 	EagerMessages  int64 // eager messages sent
 	EagerCopied    int64 // payload bytes the device copied for eager messages (both ends)
+	EagerLent      int64 // eager messages sent from the caller's buffer, not copied (too large for a batch)
 	RndzMessages   int64 // rendezvous sent
 	RndzWritten    int64 // payload bytes RMA-written straight from sender to receiver
 	RndzCopied     int64 // payload bytes the device copied on the rendezvous path (zero by design)

@@ -57,3 +57,10 @@ func CloseAfterFailedStart(provider string, limit time.Duration) (closed bool, e
 		return false, err
 	}
 }
+
+// LendsEager reports whether the job's device sends eager messages too
+// large for a batch from the caller's buffer.
+func (j *Job) LendsEager() bool {
+	d, ok := j.dev.(*rdmaDevice)
+	return ok && d.lend
+}

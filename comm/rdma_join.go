@@ -134,8 +134,8 @@ func (j *Job) FabricStats() (FabricStats, bool) {
 func (j *Job) FabricInfo() (string, bool) {
 	if d, ok := j.dev.(*rdmaDevice); ok {
 		i := d.info
-		return fmt.Sprintf("provider %s, fabric %s, domain %s, mr_mode %s, thread safe %v, write ordered %v, eager limit %d",
-			i.Provider, i.Fabric, i.Domain, i.MRMode, i.ThreadSafe, i.WriteOrdered, d.eager), true
+		return fmt.Sprintf("provider %s, fabric %s, domain %s, mr_mode %s, thread safe %v, write ordered %v, eager limit %d, large eager sends uncopied %v",
+			i.Provider, i.Fabric, i.Domain, i.MRMode, i.ThreadSafe, i.WriteOrdered, d.eager, d.lend), true
 	}
 	return "", false
 }

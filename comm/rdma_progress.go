@@ -218,9 +218,14 @@ func (d *rdmaDevice) complete(c *fabric.Completion) {
 	idx := int(c.ID &^ opMask)
 	switch c.ID & opMask {
 	case opSendSlot:
-		d.sfree <- idx
+		var err error
 		if c.Err != nil {
-			d.lost(-1, fmt.Errorf("comm: fabric send: %w", c.Err))
+			err = fmt.Errorf("comm: fabric send: %w: %w", ErrPeerLost, c.Err)
+		}
+		d.finishLent(idx, err)
+		d.sfree <- idx
+		if err != nil {
+			d.lost(-1, err)
 		}
 	case opRecvSlot:
 		if c.Err != nil {
@@ -488,6 +493,14 @@ func (d *rdmaDevice) failProc(proc int, err error) {
 	for _, rs := range sends {
 		d.finishSend(rs, err)
 	}
+	// Lent sends end at their completions, even to a process that said
+	// BYE (it took what was sent before); only the end of the device
+	// ends them early.
+	if proc < 0 {
+		for s := range d.loans {
+			d.finishLent(s, err)
+		}
+	}
 }
 
 // lost aborts the world because process proc (or, with proc < 0, the
@@ -560,7 +573,7 @@ func (d *rdmaDevice) close() {
 			}
 			h := header{kind: kind, from: uint32(d.self)}
 			if kind == kindBye {
-				d.sendOrdered(p, &h, nil, time.Second)
+				d.sendOrdered(p, &h, nil, nil, time.Second)
 			} else {
 				d.sendControl(p, &h, 100*time.Millisecond)
 			}

@@ -130,6 +130,16 @@ static ssize_t mp_send(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t de
 	return fi_send(e->ep, buf, len, desc, dest, mp_ctx_at(e, slot, id));
 }
 
+static ssize_t mp_sendv(mp_ep *e, void *hdr, size_t hlen, void *hdesc, void *body, size_t blen, void *bdesc,
+		fi_addr_t dest, uint32_t slot, uint64_t id) {
+	struct iovec iov[2] = { { .iov_base = hdr, .iov_len = hlen }, { .iov_base = body, .iov_len = blen } };
+	void *desc[2] = { hdesc, bdesc };
+	struct fi_msg msg = {
+		.msg_iov = iov, .desc = desc, .iov_count = 2, .addr = dest, .context = mp_ctx_at(e, slot, id),
+	};
+	return fi_sendmsg(e->ep, &msg, FI_COMPLETION);
+}
+
 static ssize_t mp_inject_send(mp_ep *e, void *buf, size_t len, fi_addr_t dest) {
 	return fi_inject(e->ep, buf, len, dest);
 }
@@ -219,6 +229,7 @@ static size_t mp_tx_size(struct fi_info *i) { return i->tx_attr->size; }
 static size_t mp_rx_size(struct fi_info *i) { return i->rx_attr->size; }
 static size_t mp_max_msg(struct fi_info *i) { return i->ep_attr->max_msg_size; }
 static size_t mp_inject(struct fi_info *i) { return i->tx_attr->inject_size; }
+static size_t mp_iov_limit(struct fi_info *i) { return i->tx_attr->iov_limit; }
 static uint64_t mp_caps(struct fi_info *i) { return i->caps; }
 static uint64_t mp_mode(struct fi_info *i) { return i->mode; }
 static int mp_str_addr(struct fi_info *i) { return i->addr_format == FI_ADDR_STR; }
@@ -350,6 +361,7 @@ type Info struct {
 	Waitable                 bool   // Poll can block on the completion queue
 	TxSize, RxSize           int
 	MaxMsgSize, InjectSize   int
+	IOVLimit                 int // pieces one send may gather ([Endpoint.SendV] needs 2)
 }
 
 // Config selects the provider.
@@ -488,6 +500,7 @@ func Open(cfg Config) (*Endpoint, error) {
 		RxSize:         int(C.mp_rx_size(info)),
 		MaxMsgSize:     int(min(uint64(C.mp_max_msg(info)), 1<<62)),
 		InjectSize:     int(C.mp_inject(info)),
+		IOVLimit:       int(C.mp_iov_limit(info)),
 	}
 	if extra := in.MRMode &^ (MRLocal | MRVirtAddr | MRAllocated | MRProvKey | MREndpoint); extra != 0 {
 		C.fi_freeinfo(info)
@@ -663,6 +676,23 @@ func (e *Endpoint) post(op Op, name string, call func(slot C.uint32_t) C.ssize_t
 func (e *Endpoint) Send(dst Addr, b []byte, desc *MR, id uint64) error {
 	return e.post(OpSend, "fi_send", func(s C.uint32_t) C.ssize_t {
 		return C.mp_send(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), C.fi_addr_t(dst), s, C.uint64_t(id))
+	})
+}
+
+// SendV posts a send to dst of hdr followed by body, as one message
+// (fi_sendmsg with two iovecs): body goes out of the caller's buffer
+// without being copied next to hdr first. Both must stay valid (off the
+// Go heap, or pinned) until the completion with id is polled; hdesc and
+// bdesc are their regions' (needed when the mode has [MRLocal]). Needs
+// [Info.IOVLimit] of 2 or more. Fails with an error matching [ErrAgain]
+// when the queue is full.
+func (e *Endpoint) SendV(dst Addr, hdr []byte, hdesc *MR, body []byte, bdesc *MR, id uint64) error {
+	if e.info.IOVLimit < 2 {
+		return fmt.Errorf("fabric: a send of two pieces, the provider takes %d: %w", e.info.IOVLimit, ErrArg)
+	}
+	return e.post(OpSend, "fi_sendmsg", func(s C.uint32_t) C.ssize_t {
+		return C.mp_sendv(e.c, ptr(hdr), C.size_t(len(hdr)), hdesc.descPtr(), ptr(body), C.size_t(len(body)),
+			bdesc.descPtr(), C.fi_addr_t(dst), s, C.uint64_t(id))
 	})
 }
 

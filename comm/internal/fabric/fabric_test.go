@@ -323,3 +323,59 @@ func TestSendsAfterWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestSendV: a send of a header and a body from two buffers (the body
+// on the Go heap, pinned) arrives as one message, the two back to back.
+func TestSendV(t *testing.T) {
+	for _, prov := range providers() {
+		t.Run(prov, func(t *testing.T) {
+			a, b, ab, _ := pair(t, prov)
+			if a.Info().IOVLimit < 2 {
+				t.Skipf("%s gathers %d pieces", prov, a.Info().IOVLimit)
+			}
+			mem := offHeap(t, 1<<17)
+			ra, err := a.Register(mem[:1<<16], fabric.AccessSend)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ra.Close()
+			rb, err := b.Register(mem[1<<16:], fabric.AccessRecv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Close()
+			hdr := mem[:40]
+			for i := range hdr {
+				hdr[i] = byte(200 + i)
+			}
+			body := make([]byte, 40000)
+			for i := range body {
+				body[i] = byte(i * 13)
+			}
+			var bodyMR *fabric.MR
+			if a.Info().MRMode&fabric.MRLocal != 0 {
+				if bodyMR, err = a.Register(body, fabric.AccessSend); err != nil {
+					t.Fatal(err)
+				}
+				defer bodyMR.Close()
+			}
+			var pin runtime.Pinner
+			pin.Pin(&body[0])
+			defer pin.Unpin()
+			dst := mem[1<<16:]
+			if err := b.Recv(dst, rb, 2); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, a, b, func() error { return a.SendV(ab, hdr, ra, body, bodyMR, 1) })
+			if c := reap(t, b, a, 2); c.Err != nil || c.Op != fabric.OpRecv || c.Len != len(hdr)+len(body) {
+				t.Fatalf("recv completion %+v", c)
+			}
+			if c := reap(t, a, b, 1); c.Err != nil || c.Op != fabric.OpSend {
+				t.Fatalf("send completion %+v", c)
+			}
+			if !bytes.Equal(dst[:len(hdr)], hdr) || !bytes.Equal(dst[len(hdr):len(hdr)+len(body)], body) {
+				t.Fatal("received bytes differ")
+			}
+		})
+	}
+}
