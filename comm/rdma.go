@@ -580,11 +580,11 @@ func (d *rdmaDevice) postSlot(proc, s int, h *header, n int) error {
 func (d *rdmaDevice) lends(n int) bool { return d.lend && n > d.batchMax() }
 
 // lendsEager reports whether eager sends on the endpoint go uncopied. Over
-// net, on loopback, with 128 KiB eager: 64 KiB osu_latency 38.6 -> 33.8
-// us, 100000 B 46.9 -> 39.0 us, osu_bw +8 and +13 % (8 rounds). Over shm
-// a send gathered from a user buffer is slower (60000 B latency 38 ->
-// 308 us: it takes another protocol); other providers are unmeasured and
-// keep copying.
+// net, on loopback, with 128 KiB eager, in three sets of 8 to 10 rounds:
+// 64 KiB osu_latency 38.6 -> 33.8, 44.2 -> 29.3 and 36.7 -> 27.6 us;
+// osu_bw -2 to +13 %, inside the noise. Over shm a send gathered from a
+// user buffer is slower (60000 B latency 38 -> 308 us: it takes another
+// protocol); other providers are unmeasured and keep copying.
 func lendsEager(info fabric.Info) bool { return socketProvider(info) && info.IOVLimit >= 2 }
 
 // lentSend is an eager send whose payload the provider reads from the
