@@ -18,7 +18,8 @@ import (
 // environment instead (with FI_PROVIDER for the provider).
 //
 // This build has the backend (build tag rdma). Eager messages travel
-// through pre-registered buffers, messages at or above the eager limit
+// through pre-registered buffers (over net, those too large to batch go
+// from the caller's buffer, uncopied), messages at or above the eager limit
 // ([WithEagerLimit], default [comm.DefaultFabricEagerLimit], or
 // [comm.DefaultFabricSocketEagerLimit] over net and tcp, at most
 // [comm.MaxFabricEagerLimit] between processes) by rendezvous with an RMA

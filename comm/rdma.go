@@ -510,16 +510,18 @@ func (d *rdmaDevice) sendOrdered(proc int, h *header, payload []byte, ls *lentSe
 		return nil
 	}
 	b := d.slotBytes(s)
-	post := func() error { return d.postSlot(proc, s, h, fabricHeader+len(payload)) }
-	if ls != nil {
-		post = func() error { return d.postLent(proc, s, ls) }
-	} else {
+	if ls == nil {
 		copy(b[fabricHeader:], payload)
 	}
 	h.seq = p.seq
 	h.put(b)
 	arrived := p.arrived.Load()
-	err = d.post(limit, post)
+	err = d.post(limit, func() error {
+		if ls != nil {
+			return d.postLent(proc, s, ls)
+		}
+		return d.postSlot(proc, s, h, fabricHeader+len(payload))
+	})
 	if err == nil {
 		p.seq++
 		if h.kind == kindEager {
@@ -591,7 +593,6 @@ func lendsEager(info fabric.Info) bool { return socketProvider(info) && info.IOV
 // caller's buffer until the send's completion, which runs done.
 type lentSend struct {
 	lent
-	proc int
 	data []byte
 	done func(error)
 }
@@ -602,7 +603,7 @@ type lentSend struct {
 // runs at the send's completion, when data may be reused; sendOrdered
 // rules out a batch, which would copy.
 func (d *rdmaDevice) sendLent(proc int, h *header, data []byte, done func(error)) error {
-	ls := &lentSend{proc: proc, data: data, done: done}
+	ls := &lentSend{data: data, done: done}
 	if err := ls.hold(d, data, fabric.AccessSend); err != nil {
 		return err
 	}
