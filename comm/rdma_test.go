@@ -40,7 +40,11 @@ func joinFabric(t testing.TB, procs int, cfg comm.FabricConfig) []*comm.Job {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			jobs[p], errs[p] = comm.JoinFabricKV(kvs[p], cfg)
+			if jobs[p], errs[p] = comm.JoinFabricKV(kvs[p], cfg); errs[p] != nil {
+				// As a launcher ends the job when a process exits: the
+				// others' fence fails rather than waiting for it.
+				kvs[p].Abort(1, errs[p].Error())
+			}
 		}()
 	}
 	wg.Wait()
