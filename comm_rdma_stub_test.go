@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/backend/rdma"
 	"github.com/mpgo/mpgo/comm"
 )
 
@@ -19,8 +20,8 @@ func TestFabricNotSupported(t *testing.T) {
 	if err := mpgo.Run(2, fn, mpgo.WithFabric("tcp")); !errors.Is(err, comm.ErrNotSupported) {
 		t.Errorf("WithFabric: %v, want ErrNotSupported", err)
 	}
-	if _, err := comm.JoinFabricJob(comm.FabricConfig{}); !errors.Is(err, comm.ErrNotSupported) {
-		t.Errorf("JoinFabricJob: %v, want ErrNotSupported", err)
+	if _, err := rdma.Open(nil, rdma.Config{}); !errors.Is(err, comm.ErrNotSupported) || !errors.Is(err, mpgo.ErrBootstrap) {
+		t.Errorf("rdma.Open: %v, want ErrNotSupported and ErrBootstrap", err)
 	}
 	t.Setenv("MPGO_BACKEND", "rdma")
 	if err := mpgo.Join(fn); !errors.Is(err, comm.ErrNotSupported) {

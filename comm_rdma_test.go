@@ -11,11 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mpgo/mpgo/comm"
 )
 
-// buildTCPCheckRDMA builds comm/internal/tcpcheck/cmd/tcpcheck with the
+// buildTCPCheckRDMA builds cmd/mpcheck with the
 // RDMA backend (MPGO_BACKEND=rdma selects it at run time).
 func buildTCPCheckRDMA(t *testing.T) string {
 	t.Helper()
@@ -23,8 +21,8 @@ func buildTCPCheckRDMA(t *testing.T) string {
 	if err != nil {
 		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	bin := filepath.Join(t.TempDir(), "tcpcheck-rdma")
-	out, err := exec.Command(gocmd, "build", "-tags", "rdma", "-o", bin, "github.com/mpgo/mpgo/comm/internal/tcpcheck/cmd/tcpcheck").CombinedOutput()
+	bin := filepath.Join(t.TempDir(), "mpcheck-rdma")
+	out, err := exec.Command(gocmd, "build", "-tags", "rdma", "-o", bin, "github.com/mpgo/mpgo/cmd/mpcheck").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -44,7 +42,7 @@ func fabricProviders() []string {
 // then a failing rank, which must end the job with an error (ABORT reaches
 // the others), never a hang.
 func TestFabricUnderMPIExec(t *testing.T) {
-	if comm.Launched() {
+	if launched() {
 		t.Skip("the test itself runs under a launcher")
 	}
 	mpiexec, err := exec.LookPath("mpiexec")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/internal/job"
 )
 
 // Join runs fn SPMD on this process's ranks of a job that a launcher
@@ -20,7 +21,7 @@ import (
 // panics aborts this process's ranks, and the other processes, once they
 // notice this one broke off, fail with errors wrapping [comm.ErrPeerLost]
 // (and [comm.ErrAborted]). Join returns the first failure as a
-// [RankError]; errors joining the job wrap [comm.ErrBootstrap]. Join does
+// [RankError]; errors joining the job wrap [ErrBootstrap]. Join does
 // not end the other processes itself; [Main] does, through the launcher.
 func Join(fn func(world *comm.Comm) error, opts ...Option) error {
 	cfg, err := newConfig(opts)
@@ -80,7 +81,7 @@ const abortGrace = 100 * time.Millisecond
 // runJob runs fn on the job's local ranks as Run does on a whole world.
 // A failure aborts the local world; the device then closes abruptly, so
 // that the other processes learn of it.
-func runJob(job *comm.Job, fn func(world *comm.Comm) error, cfg *config) error {
+func runJob(job *job.Job, fn func(world *comm.Comm) error, cfg *config) error {
 	return runRanks(job.World(), job.Ranks(), fn, cfg)
 }
 

@@ -16,9 +16,12 @@ import (
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
+	"github.com/mpgo/mpgo/internal/job"
+	"github.com/mpgo/mpgo/internal/pmi"
 )
 
-// buildTCPCheck builds the test program comm/internal/tcpcheck/cmd/tcpcheck
+// buildTCPCheck builds the test program cmd/mpcheck
 // into a temporary directory.
 func buildTCPCheck(t *testing.T) string {
 	t.Helper()
@@ -26,8 +29,8 @@ func buildTCPCheck(t *testing.T) string {
 	if err != nil {
 		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	bin := filepath.Join(t.TempDir(), "tcpcheck")
-	out, err := exec.Command(gocmd, "build", "-o", bin, "github.com/mpgo/mpgo/comm/internal/tcpcheck/cmd/tcpcheck").CombinedOutput()
+	bin := filepath.Join(t.TempDir(), "mpcheck")
+	out, err := exec.Command(gocmd, "build", "-o", bin, "github.com/mpgo/mpgo/cmd/mpcheck").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -61,7 +64,7 @@ func runProgram(t *testing.T, limit time.Duration, env []string, argv ...string)
 
 // The same program, started plainly: Main runs WithRanks goroutine ranks.
 func TestMainWithoutLauncher(t *testing.T) {
-	if comm.Launched() {
+	if launched() {
 		t.Skip("the test itself runs under a launcher")
 	}
 	bin := buildTCPCheck(t)
@@ -75,7 +78,7 @@ func TestMainWithoutLauncher(t *testing.T) {
 		}
 	}
 	// Join without a launcher says so.
-	if err := mpgo.Join(func(*comm.Comm) error { return nil }); !errors.Is(err, comm.ErrBootstrap) {
+	if err := mpgo.Join(func(*comm.Comm) error { return nil }); !errors.Is(err, mpgo.ErrBootstrap) {
 		t.Errorf("Join without a launcher: %v, want ErrBootstrap", err)
 	}
 }
@@ -206,4 +209,55 @@ func ExampleJoin() {
 		return w.Barrier()
 	})
 	fmt.Println("joined:", err)
+}
+
+// launched reports whether a launcher started the test itself.
+func launched() bool { return pmi.Detect(os.Getenv) != pmi.None }
+
+// Open MPI's mpirun sets OMPI_COMM_WORLD_*; the addresses travel through
+// the rendezvous at MPGO_ROOT. Two processes played by goroutines.
+func TestTCPJoinOpenMPIEnv(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ln.Addr().String()
+	ln.Close()
+	const n = 2
+	jobs := make([]*job.Job, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		env := map[string]string{
+			"OMPI_COMM_WORLD_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_SIZE": fmt.Sprint(n),
+			"OMPI_COMM_WORLD_LOCAL_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_LOCAL_SIZE": fmt.Sprint(n),
+			"MPGO_ROOT": root, "MPGO_SECRET": "shared by mpirun -x",
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p > 0 {
+				time.Sleep(20 * time.Millisecond) // process 0 serves the rendezvous
+			}
+			jobs[p], errs[p] = mpgo.JoinEnv(func(k string) string { return env[k] })
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	for p, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer j.Close()
+			w := j.World().Comm(j.Ranks()[0])
+			if err := devicetest.Ring(w); err != nil {
+				t.Errorf("process %d: %v", p, err)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -6,8 +6,18 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/mpgo/mpgo/backend/rdma"
+	"github.com/mpgo/mpgo/backend/tcp"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/internal/job"
+	"github.com/mpgo/mpgo/internal/pmi"
 )
+
+// ErrBootstrap reports that this process could not join the job its
+// launcher started: the launcher's environment or protocol, or the
+// backend's exchange of addresses, failed. (It is device.ErrBootstrap.)
+var ErrBootstrap = device.ErrBootstrap
 
 // Main runs fn SPMD and exits the process: with status 0 when every rank
 // succeeded, 1 (after printing the error) otherwise. Started plainly, it
@@ -54,22 +64,90 @@ func np(cfg *config) (int, error) {
 	return n, nil
 }
 
-// joinJob joins the launcher's job over the backend the options or
-// MPGO_BACKEND ("tcp", the default, or "rdma": see [WithFabric]) name.
-func joinJob(cfg *config) (*comm.Job, error) {
+// joinJob joins the job the launcher that started this process runs, over
+// the backend cfg or MPGO_BACKEND names (TCP by default).
+func joinJob(cfg *config) (*job.Job, error) {
 	backend := cfg.backend
 	if backend == "" {
 		backend = os.Getenv("MPGO_BACKEND")
 	}
-	job := comm.JobConfig{EagerLimit: cfg.eagerLimit}
+	open, err := opener(backend, cfg, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit}, open)
+}
+
+// opener returns how to open the named backend's device.
+func opener(backend string, cfg *config, getenv func(string) string) (job.Opener, error) {
 	switch backend {
 	case "", "tcp":
-		return comm.JoinJob(job)
+		return func(kv device.KV, l device.Layout) (device.Device, error) {
+			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: cfg.eagerLimit, Getenv: getenv})
+		}, nil
 	case "rdma":
-		return comm.JoinFabricJob(comm.FabricConfig{JobConfig: job, Provider: cfg.provider})
+		if !FabricSupported {
+			return nil, fmt.Errorf("mpgo: MPGO_BACKEND=rdma: the RDMA backend: %w (build with -tags rdma)", comm.ErrNotSupported)
+		}
+		return func(kv device.KV, l device.Layout) (device.Device, error) {
+			return rdma.Open(kv, rdma.Config{Layout: l, EagerLimit: cfg.eagerLimit, Provider: cfg.provider})
+		}, nil
 	}
 	return nil, fmt.Errorf("mpgo: MPGO_BACKEND=%q: want tcp or rdma: %w", backend, comm.ErrArg)
 }
 
-// launched reports whether a known launcher started this process.
-func launched() bool { return comm.Launched() }
+// bootstrap finds the launcher, resolves the ranks per process, shares the
+// node's cores, and joins the job through open with the launcher's
+// key-value store; when that fails it asks the launcher to end the job.
+// Errors wrap ErrBootstrap.
+func bootstrap(getenv func(string) string, cfg job.Config, open job.Opener) (*job.Job, error) {
+	kv, err := pmi.FromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBootstrap, err)
+	}
+	k, err := ranksPerProcess(getenv)
+	if err == nil {
+		shareCores(kv.LocalSize(), k, getenv) // before the world sizes its waiting to the Ps
+		cfg.RanksPerProcess = k
+		var j *job.Job
+		if j, err = job.Join(kv, cfg, open); err == nil {
+			return j, nil
+		}
+	}
+	kv.Abort(1, err.Error())
+	kv.Finalize()
+	return nil, err
+}
+
+// ranksPerProcess reads MPGO_RANKS_PER_PROC (default 1).
+func ranksPerProcess(getenv func(string) string) (int, error) {
+	s := getenv("MPGO_RANKS_PER_PROC")
+	if s == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: MPGO_RANKS_PER_PROC=%q: want a positive number: %w", ErrBootstrap, s, comm.ErrArg)
+	}
+	return n, nil
+}
+
+// shareCores lowers GOMAXPROCS to this process's share of the node's
+// cores, as MPI launchers do when they bind each process to its cores:
+// processes × Ps beyond the cores make the Go scheduler's idle Ps spin and
+// steal each other's cores, which costs a point-to-point handoff several
+// microseconds. The share is the node's CPUs over the processes on the
+// node, and at least the ranks of this process. An explicit GOMAXPROCS in
+// the environment is left alone.
+func shareCores(onNode, ranks int, getenv func(string) string) {
+	if getenv("GOMAXPROCS") != "" || onNode < 1 {
+		return
+	}
+	if share := max(ranks, runtime.NumCPU()/onNode); share < runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(share)
+	}
+}
+
+// launched reports whether a launcher started this process. A Slurm batch
+// script's single task counts as started plainly.
+func launched() bool { return pmi.Detect(os.Getenv) != pmi.None }

@@ -10,14 +10,14 @@ import (
 	"github.com/mpgo/mpgo/comm"
 )
 
-// Collectives on ranks spread over processes joined by TCP, several ranks
+// Collectives on ranks spread over processes joined by a device, several ranks
 // in each (hybrid): the two-level algorithms give the results of the
 // one-level ones, reductions in rank order, every root.
 func TestHierarchicalCollectives(t *testing.T) {
 	for _, shape := range []struct{ procs, k int }{{2, 2}, {3, 3}, {2, 5}, {4, 1}} {
 		t.Run(fmt.Sprintf("%dx%d", shape.procs, shape.k), func(t *testing.T) {
 			hybrid := shape.k > 1
-			errs := runTCP(t, shape.procs, shape.k, func(w *comm.Comm) error {
+			errs := runProcs(t, shape.procs, shape.k, func(w *comm.Comm) error {
 				algs := []comm.Algorithm{comm.AlgAuto, comm.AlgHierarchical}
 				for _, coll := range []comm.Collective{comm.CollBarrier, comm.CollBcast, comm.CollAllreduce} {
 					err := w.SetAlgorithm(coll, comm.AlgHierarchical)
@@ -118,7 +118,7 @@ func hierRound(w *comm.Comm) error {
 func TestHierarchicalMismatch(t *testing.T) {
 	const procs, k = 3, 2
 	errs := make([][2]error, procs*k)
-	runTCP(t, procs, k, func(w *comm.Comm) error {
+	runProcs(t, procs, k, func(w *comm.Comm) error {
 		me, n := w.Rank(), w.Size()
 		cnt := 5
 		if me == 3 {
@@ -152,7 +152,7 @@ func TestHierarchicalMismatch(t *testing.T) {
 }
 
 // BenchmarkHierarchical times Barrier, Bcast and Allreduce on 2 processes
-// of 4 ranks each over loopback TCP, two-level against the best one-level
+// of 4 ranks each joined by the in-memory loopback device, two-level against the best one-level
 // algorithm, side by side (osu_bcast/osu_allreduce style: rank 0's time
 // per call).
 func BenchmarkHierarchical(b *testing.B) {
@@ -171,7 +171,7 @@ func BenchmarkHierarchical(b *testing.B) {
 	for _, tc := range cases {
 		for _, alg := range []comm.Algorithm{tc.flat, comm.AlgHierarchical} {
 			b.Run(fmt.Sprintf("%v/%d/%v", tc.coll, tc.size, alg), func(b *testing.B) {
-				errs := runTCP(b, procs, k, func(w *comm.Comm) error {
+				errs := runProcs(b, procs, k, func(w *comm.Comm) error {
 					if err := w.SetAlgorithm(tc.coll, alg); err != nil {
 						return err
 					}

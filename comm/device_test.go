@@ -3,108 +3,37 @@ package comm_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
 )
 
-// pipeDevice joins worlds of one job as if each were a process of its own:
-// it delivers eager messages as copies and larger or synchronous ones as
-// remotes whose payload is pulled on match, the way a network device does.
-// Ranks 0..split-1 live in worlds[0], the others in worlds[1].
-type pipeDevice struct {
-	worlds *[2]*comm.World
-	split  int
-	eager  int
-	self   int // which world this device serves
-
-	mu    sync.Mutex
-	sent  int // messages handed to the device
-	pulls int // remotes pulled
-}
-
-func (d *pipeDevice) owner(rank int) int {
-	if rank < d.split {
-		return 0
-	}
-	return 1
-}
-
-func (d *pipeDevice) Send(src, dst int, env comm.Envelope, data []byte, done func(error)) error {
-	d.mu.Lock()
-	d.sent++
-	d.mu.Unlock()
-	to := d.worlds[d.owner(dst)]
-	if !env.Sync && env.Len < d.eager {
-		if err := to.Deliver(src, dst, env, append([]byte{}, data...), nil); err != nil {
-			return err
-		}
-		done(nil)
-		return nil
-	}
-	return to.Deliver(src, dst, env, nil, &pipeRemote{d: d, data: data, done: done})
-}
-
-func (d *pipeDevice) Close() error { return nil }
-
-type pipeRemote struct {
-	d    *pipeDevice
-	data []byte
-	done func(error)
-}
-
-func (r *pipeRemote) Pull(dst []byte) error {
-	r.d.mu.Lock()
-	r.d.pulls++
-	r.d.mu.Unlock()
-	copy(dst, r.data)
-	r.done(nil)
-	return nil
-}
-
-// runPiped runs fn on n ranks split across two worlds joined by pipe
+// runPiped runs fn on n ranks split across two worlds, ranks 0..split-1 in
+// the first, joined by the in-memory loopback device (package devicetest:
+// eager messages as copies, larger or synchronous ones as rendezvous
+// pulled on match, the way a network device moves them). It returns the
 // devices.
-func runPiped(t *testing.T, n, split int, fn func(w *comm.Comm) error) [2]*pipeDevice {
+func runPiped(t *testing.T, n, split int, fn func(w *comm.Comm) error) []*devicetest.Loopback {
 	t.Helper()
-	var worlds [2]*comm.World
-	var devs [2]*pipeDevice
-	for k := range worlds {
-		devs[k] = &pipeDevice{worlds: &worlds, split: split, eager: comm.DefaultEagerLimit, self: k}
-		var local []int
-		for r := 0; r < n; r++ {
-			if devs[k].owner(r) == k {
-				local = append(local, r)
-			}
+	layout := device.Layout{Ranks: n, Owner: func(r int) int {
+		if r < split {
+			return 0
 		}
-		w, err := comm.NewWorld(n, comm.Config{Local: local, Device: devs[k]})
+		return 1
+	}}
+	devs, loops := devicetest.Loopbacks(2, layout, comm.DefaultEagerLimit)
+	errs, err := devicetest.Run(devs, layout, 0, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, err := range errs {
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("rank %d: %v", r, err)
 		}
-		worlds[k] = w
 	}
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for r := 0; r < n; r++ {
-		w := worlds[devs[0].owner(r)]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(w.Comm(r)); err != nil {
-				errs <- fmt.Errorf("rank %d: %w", r, err)
-				worlds[0].Abort()
-				worlds[1].Abort()
-			}
-		}()
-	}
-	wg.Wait()
-	worlds[0].Close()
-	worlds[1].Close()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	return devs
+	return loops
 }
 
 // The same matching rules hold for messages that crossed a device: order
@@ -158,8 +87,10 @@ func TestDeviceSemantics(t *testing.T) {
 		}
 		return w.Barrier()
 	})
-	if devs[1].pulls == 0 || devs[1].sent == 0 {
-		t.Errorf("nothing went through the device: %d sent, %d pulled", devs[1].sent, devs[1].pulls)
+	sent, _ := devs[1].Counts()
+	_, pulled := devs[0].Counts()
+	if sent == 0 || pulled == 0 {
+		t.Errorf("nothing went through the device: %d sent, %d pulled", sent, pulled)
 	}
 }
 
@@ -201,19 +132,52 @@ func TestDeviceRingAndSplit(t *testing.T) {
 	})
 }
 
+// engineOf is a device that only keeps the engine it is started with.
+type engineOf struct{ e device.Engine }
+
+func (d *engineOf) Start(e device.Engine) error { d.e = e; return nil }
+func (d *engineOf) Send(int, int, device.Envelope, []byte, func(error)) error {
+	return device.ErrNotSupported
+}
+func (d *engineOf) Close() error { return nil }
+
 func TestDeviceConfigErrors(t *testing.T) {
+	one := func(int) int { return 0 }
 	if _, err := comm.NewWorld(4, comm.Config{Local: []int{0, 1}}); !errors.Is(err, comm.ErrArg) {
 		t.Errorf("remote ranks without a device: %v", err)
 	}
-	if _, err := comm.NewWorld(4, comm.Config{Local: []int{0, 9}, Device: &pipeDevice{}}); !errors.Is(err, comm.ErrRank) {
+	if _, err := comm.NewWorld(4, comm.Config{Local: []int{0, 9}, Device: &engineOf{}, Process: one}); !errors.Is(err, comm.ErrRank) {
 		t.Errorf("local rank out of range: %v", err)
 	}
-	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: &pipeDevice{}})
+	if _, err := comm.NewWorld(4, comm.Config{Local: []int{0}, Device: &engineOf{}}); !errors.Is(err, comm.ErrArg) {
+		t.Errorf("a device without a process map: %v", err)
+	}
+	d := &engineOf{}
+	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.Deliver(0, 1, comm.Envelope{}, nil, nil); !errors.Is(err, comm.ErrRank) {
-		t.Errorf("deliver to a rank that is not local: %v", err)
+	if _, err := d.e.Arrive(0, 1, device.Envelope{}, device.Bytes(nil)); !errors.Is(err, comm.ErrRank) {
+		t.Errorf("arrival for a rank that is not local: %v", err)
+	}
+	if _, err := d.e.Arrive(7, 0, device.Envelope{}, device.Bytes(nil)); !errors.Is(err, comm.ErrRank) {
+		t.Errorf("arrival from a rank outside the world: %v", err)
+	}
+	if _, err := d.e.Arrive(1, 0, device.Envelope{Type: 200}, device.Bytes(nil)); !errors.Is(err, comm.ErrArg) {
+		t.Errorf("arrival of an unknown element type: %v", err)
+	}
+	if _, err := d.e.Arrive(1, 0, device.Envelope{Len: 1}, nil); !errors.Is(err, comm.ErrArg) {
+		t.Errorf("arrival without a payload: %v", err)
+	}
+	if err := d.e.Err(); err != nil {
+		t.Errorf("a running world's Err: %v", err)
+	}
+	d.e.PeerLost(fmt.Errorf("test: %w", comm.ErrPeerLost))
+	if err := d.e.Err(); !errors.Is(err, comm.ErrAborted) || !errors.Is(err, comm.ErrPeerLost) {
+		t.Errorf("Err after PeerLost: %v", err)
+	}
+	if _, err := d.e.Arrive(1, 0, device.Envelope{}, device.Bytes(nil)); !errors.Is(err, comm.ErrAborted) {
+		t.Errorf("arrival in an aborted world: %v", err)
 	}
 }

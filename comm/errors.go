@@ -1,13 +1,19 @@
 package comm
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mpgo/mpgo/comm/device"
+)
 
 // Sentinel errors. Every error mpgo returns wraps one of these; test for them
-// with [errors.Is].
+// with [errors.Is]. Those a backend reports too are package device's values
+// (comm.ErrClosed is device.ErrClosed), as os.ErrNotExist is
+// fs.ErrNotExist.
 var (
 	// ErrRank reports a rank outside [0, Size) (or AnySource where it is not
 	// allowed).
-	ErrRank = errors.New("comm: invalid rank")
+	ErrRank = device.ErrRank
 	// ErrTag reports a negative tag, or AnyTag on a send.
 	ErrTag = errors.New("comm: invalid tag")
 	// ErrTruncate reports a message longer than the receive buffer. The
@@ -20,17 +26,25 @@ var (
 	ErrType = errors.New("comm: element type mismatch")
 	// ErrAborted is returned by every blocked or later operation once a rank
 	// failed, panicked or the run's context was cancelled.
-	ErrAborted = errors.New("comm: run aborted")
+	ErrAborted = device.ErrAborted
 	// ErrDeadlock is returned by blocked operations when every live rank is
 	// blocked in mpgo and none can make progress.
 	ErrDeadlock = errors.New("comm: deadlock")
 	// ErrClosed reports the use of a communicator after its run ended.
-	ErrClosed = errors.New("comm: communicator closed")
+	ErrClosed = device.ErrClosed
 	// ErrNotSupported reports an operation the backend does not provide.
-	ErrNotSupported = errors.New("comm: not supported")
+	ErrNotSupported = device.ErrNotSupported
 	// ErrCanceled is returned by Wait on a request that Cancel cancelled.
 	ErrCanceled = errors.New("comm: request canceled")
 	// ErrArg reports a bad argument other than a rank or a tag (a nil
 	// pointer, a negative count, …).
-	ErrArg = errors.New("comm: invalid argument")
+	ErrArg = device.ErrArg
+	// ErrPeerLost reports that a process of the job is gone. When it
+	// broke off (it died, its host did, its connection failed, or it sent
+	// a malformed message) the whole job aborts: every pending and later
+	// operation fails with an error wrapping both ErrPeerLost and
+	// ErrAborted. When it finished normally, a receive or probe that was
+	// still waiting for one of its ranks, and a send to one, fail with
+	// ErrPeerLost alone.
+	ErrPeerLost = device.ErrPeerLost
 )

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
 )
 
 // run runs fn on n goroutine ranks and fails the test on error.
@@ -44,4 +45,18 @@ func allAborted(t *testing.T, got chan error, what string) {
 			t.Errorf("%s returned %v, want ErrAborted", what, e)
 		}
 	}
+}
+
+// runProcs runs fn on procs processes of k ranks each, every process a
+// world of its own joined to the others by the in-memory loopback device
+// (package devicetest). It returns each rank's error.
+func runProcs(t testing.TB, procs, k int, fn func(w *comm.Comm) error) []error {
+	t.Helper()
+	layout := devicetest.Blocks(procs, k)
+	devs, _ := devicetest.Loopbacks(procs, layout, comm.DefaultEagerLimit)
+	errs, err := devicetest.Run(devs, layout, 0, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errs
 }

@@ -76,11 +76,13 @@ type msg struct {
 	xbuf  *buffer.Buf // data is this Buf's memory, handed over by SendBuf
 	sreq  *Request    // rendezvous: the sender's request; nil once it completed
 
-	remote Remote       // the payload is with its sender: in another process, or a local Source
-	local  bool         // remote is a local sender's Source (SendFrom): pulled into an eager copy if queued without sreq
-	size   int          // remote: payload bytes
-	store  []byte       // the eager copy's block, as the pool returned it
-	pool   *buffer.Pool // where store goes back; nil for heap storage
+	remote   Remote       // the payload is with its sender: in another process (a device.Incoming), or a local Source
+	rdv      bool         // remote is a rendezvous from another process: pulling it waits for the network
+	arriving bool         // remote is a device.Incoming taken inside Engine.Arrive: pulled with PullArriving
+	local    bool         // remote is a local sender's Source (SendFrom): pulled into an eager copy if queued without sreq
+	size     int          // remote: payload bytes
+	store    []byte       // the eager copy's block, as the pool returned it
+	pool     *buffer.Pool // where store goes back; nil for heap storage
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a

@@ -35,6 +35,17 @@ import "fmt"
 // detection are those of every other message: a Source or a Sink only
 // changes where the bytes come from and go to.
 
+// Remote is a payload still with its sender, which a [Sink] reads once
+// with Pull: a [Source] in this process, or a message from another
+// process that its device has not moved yet.
+type Remote interface {
+	// Pull fetches the payload into dst (len(dst) is the message's
+	// length) and tells the sender that its message was received; with
+	// dst nil the payload is discarded and the sender told all the same.
+	// Call it once.
+	Pull(dst []byte) error
+}
+
 // Source produces the payload of a message sent with [Comm.SendFrom] or
 // [Comm.IsendFrom].
 type Source interface {

@@ -481,11 +481,11 @@ func TestSendFromDeadlock(t *testing.T) {
 // Between processes the Source is pulled into bytes that travel, and a
 // Sink is fed what arrives (eager or pulled by rendezvous), or fails with
 // ErrTruncate when it is too short.
-func TestSendFromTCP(t *testing.T) {
+func TestSendFromAcrossProcesses(t *testing.T) {
 	for _, size := range sendFromSizes {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			data := payload(size, 9)
-			errs := runTCP(t, 2, 1, func(w *comm.Comm) error {
+			errs := runProcs(t, 2, 1, func(w *comm.Comm) error {
 				if w.Rank() == 0 {
 					if err := w.SendFrom(&testSource{data: data}, size, comm.Float64, 1, 0); err != nil {
 						return err

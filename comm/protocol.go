@@ -2,8 +2,10 @@ package comm
 
 import (
 	"fmt"
-	"github.com/mpgo/mpgo/buffer"
 	"sync"
+
+	"github.com/mpgo/mpgo/buffer"
+	"github.com/mpgo/mpgo/comm/device"
 )
 
 // The protocols between a sender and the receiver's inbox (shared memory):
@@ -70,6 +72,29 @@ func freeMsg(m *msg) {
 	msgPool.Put(m)
 }
 
+// pull moves m's remote payload into dst (nil: drops it).
+func (m *msg) pull(dst []byte) error {
+	if m.arriving {
+		return m.remote.(device.Incoming).PullArriving(dst)
+	}
+	return m.remote.Pull(dst)
+}
+
+// source returns m's remote payload as the Remote a Sink reads, nil when
+// m carries its data.
+func (m *msg) source() Remote {
+	if m.arriving && m.remote != nil {
+		return arrivingPull{m.remote.(device.Incoming)}
+	}
+	return m.remote
+}
+
+// arrivingPull is a device's message taken inside Engine.Arrive, as a
+// Sink reads it: through PullArriving.
+type arrivingPull struct{ in device.Incoming }
+
+func (a arrivingPull) Pull(dst []byte) error { return a.in.PullArriving(dst) }
+
 // take delivers message m to receive r: type check, copy or handoff,
 // completion of the sender (rendezvous) and of r. Neither is in a queue any
 // more; no lock is held.
@@ -82,16 +107,16 @@ func take(r *Request, m *msg) {
 	case r.sink != nil && m.len() > r.sink.Cap():
 		err = fmt.Errorf("%w: message of %d bytes, receive of %d", ErrTruncate, m.len(), r.sink.Cap())
 	case r.sink != nil: // payload.go
-		err = r.sink.Take(m.data, m.remote, m.len())
+		err = r.sink.Take(m.data, m.source(), m.len())
 		m.remote = nil
 	case r.asBuf:
 		err = takeBuf(r, m)
 	case m.remote != nil && r.owned:
 		r.got = make([]byte, m.size)
-		err = m.remote.Pull(r.got)
+		err = m.pull(r.got)
 		m.remote = nil
 	case m.remote != nil && m.size <= len(r.buf):
-		err = m.remote.Pull(r.buf[:m.size])
+		err = m.pull(r.buf[:m.size])
 		m.remote = nil
 	case m.remote != nil:
 		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, m.size, len(r.buf))
@@ -114,7 +139,7 @@ func take(r *Request, m *msg) {
 		s.complete(Status{}, nil)
 	}
 	if m.remote != nil { // consumed without its payload: let the sender go
-		if perr := m.remote.Pull(nil); err == nil {
+		if perr := m.pull(nil); err == nil {
 			err = perr
 		}
 		m.remote = nil
@@ -136,7 +161,7 @@ func takeBuf(r *Request, m *msg) error {
 	}
 	data, _ := b.Bytes()
 	if m.remote != nil {
-		err = m.remote.Pull(data)
+		err = m.pull(data)
 		m.remote = nil
 	} else {
 		copy(data, m.data)
@@ -204,8 +229,11 @@ func (ep *endpoint) startRecv(r *Request) error {
 		return err
 	}
 	if m != nil {
-		if pullsFromNetwork(m.remote) { // Irecv must not wait for it (tcp.go)
+		if m.rdv { // Irecv must not wait for the network (remote.go)
+			w := ep.w
+			w.pulls.Add(1)
 			go func() {
+				defer w.pulls.Done()
 				take(r, m)
 				freeMsg(m)
 			}()

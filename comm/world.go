@@ -2,13 +2,15 @@ package comm
 
 import (
 	"fmt"
-	"github.com/mpgo/mpgo/buffer"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mpgo/mpgo/buffer"
+	"github.com/mpgo/mpgo/comm/device"
 )
 
 // World is one run's set of ranks that share this process's memory: their
@@ -19,15 +21,16 @@ import (
 type World struct {
 	eps        []endpoint
 	eagerLimit int
-	yields     int           // see pollYields
-	dev        Device        // nil when every rank is local
-	progress   progressor    // dev, when waiting ranks drive its progress
-	pool       *buffer.Pool  // eager copies
-	local      []bool        // which world ranks run here; nil: all
-	process    func(int) int // Config.Process
+	yields     int               // see pollYields
+	dev        device.Device     // nil when every rank is local
+	progress   device.Progressor // dev, when waiting ranks drive its progress
+	pool       *buffer.Pool      // eager copies
+	local      []bool            // which world ranks run here; nil: all
+	process    func(int) int     // Config.Process
 
 	state atomic.Int32          // stateRunning, stateAborted, stateClosed
-	cause atomic.Pointer[error] // why the world aborted, when a device said (tcp.go)
+	cause atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
+	pulls sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
 
 	mu       sync.Mutex // guards deadlock
 	deadlock *DeadlockError
@@ -60,14 +63,16 @@ type Config struct {
 	// them); the others are reached through Device.
 	Local []int
 	// Device carries messages to the ranks that are not local. Required
-	// when Local leaves ranks out. The deadlock detector sees only this
-	// process, so it is not run with a device.
-	Device Device
-	// Process tells which process runs each world rank (any numbering the
-	// processes agree on). With it, collectives on communicators that span
-	// processes with several members in some work in two levels (shared
-	// memory inside each process, the device between one leader per
-	// process). Nil: one level.
+	// when Local leaves ranks out. NewWorld starts it (Device.Start) with
+	// the world's engine; the caller closes it, before the world. The
+	// deadlock detector sees only this process, so it is not run with a
+	// device.
+	Device device.Device
+	// Process tells which process runs each world rank, numbered as the
+	// device numbers them (required with a Device). Collectives on
+	// communicators that span processes with several members in some then
+	// work in two levels (shared memory inside each process, the device
+	// between one leader per process). Nil: one process.
 	Process func(rank int) int
 }
 
@@ -117,6 +122,9 @@ func NewWorld(n int, cfg Config) (*World, error) {
 			return nil, fmt.Errorf("comm: ranks outside this process and no device: %w", ErrArg)
 		}
 	}
+	if cfg.Device != nil && cfg.Process == nil {
+		return nil, fmt.Errorf("comm: a device and no process map: %w", ErrArg)
+	}
 	if cfg.Device != nil {
 		cfg.DetectDeadlock = false
 	}
@@ -131,7 +139,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
 	}
-	if p, ok := cfg.Device.(progressor); ok {
+	if p, ok := cfg.Device.(device.Progressor); ok {
 		w.progress = p
 	}
 
@@ -141,6 +149,12 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		ep.inbox.ep = ep
 		if n <= directPairs {
 			ep.inbox.direct = make([]atomic.Pointer[pair], n)
+		}
+	}
+	if cfg.Device != nil {
+		if err := cfg.Device.Start((*engine)(w)); err != nil {
+			pool.Close() //nolint:errcheck // nothing was taken from it
+			return nil, fmt.Errorf("comm: starting the device: %w", err)
 		}
 	}
 	if cfg.DetectDeadlock {
@@ -183,12 +197,14 @@ func (w *World) Abort() {
 
 // Close ends the world: later operations fail with ErrClosed, anything
 // still pending with ErrAborted, and the detector stops. Call it once every
-// rank has returned.
+// rank has returned, and after closing the world's device (a rendezvous
+// still being pulled from it fails then, and Close waits for it).
 func (w *World) Close() {
 	if w.state.CompareAndSwap(stateRunning, stateClosed) {
 		w.sweep(ErrAborted)
 	}
 	w.state.Store(stateClosed)
+	w.pulls.Wait()
 	if w.detector != nil {
 		close(w.detector)
 		<-w.stopped
@@ -284,7 +300,7 @@ func (ep *endpoint) park(r *Request, consume bool) {
 
 // parkChan is park for a wait on several requests (WaitAny).
 func (ep *endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
-	if ep.drive(wr) {
+	if ep.driveMany(wr) {
 		return
 	}
 	ep.parks.Add(1)

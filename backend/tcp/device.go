@@ -1,0 +1,118 @@
+package tcp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mpgo/mpgo/backend/tcp/internal/wire"
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// Device is the TCP backend's [device.Device]: this process's ranks reach
+// the job's other processes through a wire.Transport (one listening
+// socket, a connection per ordered pair of processes opened on first use,
+// frames authenticated by the job secret at connection time). Arrivals are
+// fed to the engine on the connection's reader goroutine, one at a time
+// and in order, so the engine sees each pair's messages in the order they
+// were sent:
+//
+//   - an eager message that matches a posted receive at once is read from
+//     the socket straight into the receive buffer (no copy:
+//     [device.Incoming.PullArriving]);
+//   - one that must wait is buffered by the transport and copied into the
+//     receive buffer when one matches (one copy);
+//   - a rendezvous (synchronous, or large when the credit did not cover
+//     it) waits with its sender; the receive that matches it sends
+//     clear-to-send and the payload is read straight into its buffer. The
+//     engine pulls a rendezvous on a goroutine of its own: the reader must
+//     stay free to read that very payload.
+//
+// A process that breaks off (its connection fails without a goodbye)
+// aborts the world with a cause that wraps [device.ErrPeerLost]. A
+// process that finishes normally says goodbye: what it sent stays
+// receivable, and only the receives still waiting for it then fail.
+//
+// Invariants:
+//   - e is set once, by Start, before the transport starts: the
+//     transport's goroutines, the only callers of the handler methods,
+//     read it after that.
+//   - The device holds no lock of its own; the transport serialises each
+//     connection's arrivals on its reader goroutine.
+type Device struct {
+	e     device.Engine
+	t     *wire.Transport
+	owner func(rank int) int
+}
+
+var (
+	_ device.Device   = (*Device)(nil)
+	_ wire.Handler    = (*Device)(nil)
+	_ device.Incoming = (*wire.Message)(nil)
+)
+
+// Start implements [device.Device]: the transport starts accepting
+// connections and delivering to e.
+func (d *Device) Start(e device.Engine) error {
+	d.e = e
+	d.t.Start()
+	return nil
+}
+
+// Send implements [device.Device].
+func (d *Device) Send(src, dst int, env device.Envelope, data []byte, done func(error)) error {
+	h := wire.Header{Src: src, Dst: dst, Source: env.Source, Tag: env.Tag, Context: env.Context, Type: env.Type}
+	if env.Sync {
+		h.Flags = wire.FlagSync
+	}
+	return d.t.Send(d.owner(dst), h, data, done) // errors come wrapped (wrapError)
+}
+
+// wrapError is the transport's Config.WrapError: its errors wrap the
+// boundary's sentinels too.
+func wrapError(proc int, err error) error {
+	switch {
+	case errors.Is(err, device.ErrPeerLost) || errors.Is(err, device.ErrClosed):
+		return err // wrapped already
+	case errors.Is(err, wire.ErrPeerGone):
+		return fmt.Errorf("comm: process %d: %w: %w", proc, device.ErrPeerLost, err)
+	case errors.Is(err, wire.ErrClosed):
+		return fmt.Errorf("comm: process %d: %w: %w", proc, device.ErrClosed, err)
+	}
+	return err
+}
+
+// Close implements [device.Device]: a graceful goodbye to every connected
+// process, or, when the world was aborted, an abrupt close that the others
+// see as this process lost.
+func (d *Device) Close() error {
+	if d.e == nil || errors.Is(d.e.Err(), device.ErrAborted) {
+		d.t.Abort()
+	} else {
+		d.t.Close()
+	}
+	return nil
+}
+
+// Arrive implements wire.Handler: it hands a message from another process
+// to the engine. An envelope the engine cannot accept (an unknown element
+// type, a rank that is not here) closes the connection as malformed; a
+// message that arrives once the world stopped is dropped.
+func (d *Device) Arrive(h *wire.Header, m *wire.Message) error {
+	env := device.Envelope{Context: h.Context, Source: h.Source, Tag: h.Tag, Type: h.Type,
+		Len: m.Size(), Sync: h.Flags&wire.FlagSync != 0, Rendezvous: m.Rendezvous()}
+	_, err := d.e.Arrive(h.Src, h.Dst, env, m)
+	if errors.Is(err, device.ErrArg) || errors.Is(err, device.ErrRank) {
+		return err
+	}
+	return nil
+}
+
+// Finished implements wire.Handler: process proc sent its last message
+// here.
+func (d *Device) Finished(proc int) { d.e.PeerFinished(proc) }
+
+// Lost implements wire.Handler: a process that broke off aborts the
+// world.
+func (d *Device) Lost(proc int, err error) {
+	d.e.PeerLost(fmt.Errorf("comm: process %d: %w: %w", proc, device.ErrPeerLost, err))
+}

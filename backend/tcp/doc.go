@@ -1,0 +1,10 @@
+// Package tcp is mpgo's TCP backend: a [device.Device] that carries
+// messages between the processes of a job over one authenticated TCP
+// connection per ordered pair of processes (package wire under
+// internal/), opened from the launcher's key-value store with [Open].
+//
+// Programs do not use it directly: mpgo.Main and mpgo.Join open it under
+// a launcher (MPICH's mpiexec, Slurm's srun --mpi=pmi2, Open MPI's mpirun)
+// unless MPGO_BACKEND names another backend. It implements package
+// device's boundary and nothing of the engine, as any new backend would.
+package tcp

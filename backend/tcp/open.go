@@ -1,0 +1,157 @@
+package tcp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/mpgo/mpgo/backend/tcp/internal/wire"
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// DefaultEagerLimit is the protocol switch between processes unless one
+// is configured: messages shorter than it travel with their payload. It
+// is larger than the in-process one because a rendezvous over TCP costs a
+// network round trip (tens of microseconds, the time to send a few
+// hundred kilobytes), while an eager message that waits for its receive
+// costs one copy; credits bound what the receiver buffers either way.
+const DefaultEagerLimit = 512 << 10
+
+// MaxEagerLimit is the largest eager limit the backend takes; a larger
+// one is lowered to it.
+const MaxEagerLimit = wire.MaxEagerLimit
+
+// Config configures [Open].
+type Config struct {
+	// Layout says which process runs each world rank (required).
+	Layout device.Layout
+	// EagerLimit is the protocol switch between processes; zero means
+	// DefaultEagerLimit, and more than MaxEagerLimit means MaxEagerLimit.
+	EagerLimit int
+	// Getenv reads the environment (nil: os.Getenv): MPGO_HOST, and
+	// MPIR_CVAR_CH3_INTERFACE_HOSTNAME (see [Open]).
+	Getenv func(string) string
+}
+
+// Key names in the launcher's key-value store.
+const (
+	keySecret = "mpgo-secret" // process 0: the job secret, hex
+	keyAddr   = "mpgo-addr-"  // + process: its listening address, hex
+)
+
+// Open opens this process's TCP device of the job whose key-value store
+// is kv: it listens on the interface the launcher names (loopback when
+// every process is on this node; MPGO_HOST overrides), publishes its
+// address in kv, process 0 a job secret too, and waits (kv.Fence) until
+// every process did. Connections to the other processes open on first
+// use, once the device is started. Errors wrap [device.ErrBootstrap].
+func Open(kv device.KV, cfg Config) (*Device, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	procs, self := kv.Size(), kv.Rank()
+	if cfg.Layout.Owner == nil || cfg.Layout.Ranks < procs {
+		return nil, fmt.Errorf("%w: a layout of %d ranks over %d processes: %w", device.ErrBootstrap, cfg.Layout.Ranks, procs, device.ErrArg)
+	}
+	host, err := listenHost(kv, getenv)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: listening on %s: %w", device.ErrBootstrap, host, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			ln.Close()
+		}
+	}()
+	put := func(key, value string) error {
+		if err := kv.Put(key, value); err != nil {
+			return fmt.Errorf("%w: %w", device.ErrBootstrap, err)
+		}
+		return nil
+	}
+	if err := put(keyAddr+strconv.Itoa(self), hex.EncodeToString([]byte(ln.Addr().String()))); err != nil {
+		return nil, err
+	}
+	if self == 0 {
+		secret := make([]byte, 32)
+		rand.Read(secret)
+		if err := put(keySecret, hex.EncodeToString(secret)); err != nil {
+			return nil, err
+		}
+	}
+	if err := kv.Fence(); err != nil {
+		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
+	}
+	s, err := kv.Get(keySecret)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the job secret: %w", device.ErrBootstrap, err)
+	}
+	secret, err := hex.DecodeString(s)
+	if err != nil || len(secret) < 16 {
+		return nil, fmt.Errorf("%w: a malformed job secret", device.ErrBootstrap)
+	}
+	eager := DefaultEagerLimit
+	if cfg.EagerLimit > 0 {
+		eager = min(cfg.EagerLimit, wire.MaxEagerLimit)
+	}
+	d := &Device{owner: cfg.Layout.Owner}
+	t, err := wire.New(wire.Config{
+		Self: self, Procs: procs, Ranks: cfg.Layout.Ranks, Owner: d.owner,
+		Secret: secret, Listener: ln, Handler: d, EagerLimit: eager, WrapError: wrapError,
+		Addr: func(p int) (string, error) {
+			v, err := kv.Get(keyAddr + strconv.Itoa(p))
+			if err != nil {
+				return "", err
+			}
+			a, err := hex.DecodeString(v)
+			if err != nil {
+				return "", fmt.Errorf("comm: address of process %d: %q", p, v)
+			}
+			return string(a), nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
+	}
+	d.t = t
+	ok = true
+	return d, nil
+}
+
+// listenHost picks the address to listen on: MPGO_HOST if set; loopback
+// when every process runs on this node; otherwise the host the launcher
+// names (Hydra's MPIR_CVAR_CH3_INTERFACE_HOSTNAME) or this host's name,
+// resolved to an address other processes can reach.
+func listenHost(kv device.KV, getenv func(string) string) (string, error) {
+	if h := getenv("MPGO_HOST"); h != "" {
+		return h, nil
+	}
+	if kv.LocalSize() == kv.Size() {
+		return "127.0.0.1", nil
+	}
+	name := getenv("MPIR_CVAR_CH3_INTERFACE_HOSTNAME")
+	if name == "" {
+		var err error
+		if name, err = os.Hostname(); err != nil {
+			return "", fmt.Errorf("%w: this host's name: %w", device.ErrBootstrap, err)
+		}
+	}
+	addrs, err := net.LookupHost(name)
+	if err != nil || len(addrs) == 0 {
+		return "", fmt.Errorf("%w: resolving %q (set MPGO_HOST to the address to listen on): %w", device.ErrBootstrap, name, err)
+	}
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip != nil && !ip.IsLoopback() {
+			return a, nil
+		}
+	}
+	return addrs[0], nil
+}

@@ -1,0 +1,132 @@
+// Command mpcheck runs mpgo's backends (TCP, or RDMA with -tags rdma and
+// MPGO_BACKEND=rdma) under a real launcher: the conformance suite, failure
+// modes and benchmarks across processes: mpiexec -n 4 mpcheck MODE.
+//
+// Modes:
+//
+//	semantics  the devicetest semantics suite; every rank prints "rank R of N: ok"
+//	fail       rank 2 returns an error after a barrier (Main aborts the job)
+//	exit       rank 1's process exits abruptly after a barrier, while the
+//	           others wait for it: they must fail with ErrPeerLost
+//	kill       rank 1's process kills itself (SIGKILL) after a barrier
+//	bench      OSU latency and bandwidth between ranks 0 and 1 beside a raw
+//	           TCP socket between the same processes (see bench.go)
+//	join       the semantics suite through mpgo.Join instead of Main; each
+//	           process prints "join: <error or ok>"
+//
+// Started without a launcher it runs -np goroutine ranks, like any Main.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
+)
+
+func main() {
+	np := flag.Int("np", 4, "goroutine ranks when no launcher started this process")
+	sizeList := flag.String("sizes", "1,8,64,1024,8192,65536,1048576,4194304", "bench: message sizes in bytes")
+	scale := flag.Int("scale", 1, "bench: divide the OSU iteration counts by this")
+	only := flag.String("only", "", "bench: measure only mpgo or only raw")
+	eager := flag.Int("eager", 0, "protocol switch in bytes (0: the default)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile to this file, suffixed with the process id")
+	flag.Parse()
+	mode := flag.Arg(0)
+	// Flags may also follow the mode ("mpcheck bench -sizes 8"): the
+	// standard flag package stops at the first argument that is not a flag,
+	// and would ignore them without a word.
+	if flag.NArg() > 0 {
+		flag.CommandLine.Parse(flag.Args()[1:])
+		if flag.NArg() > 0 {
+			fmt.Fprintf(os.Stderr, "mpcheck: unexpected arguments after %s: %q\n", mode, flag.Args())
+			os.Exit(2)
+		}
+	}
+	if *profile != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", *profile, os.Getpid()))
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	var fn func(w *comm.Comm) error
+	switch mode {
+	case "semantics":
+		fn = func(w *comm.Comm) error {
+			if err := devicetest.Semantics(w); err != nil {
+				return err
+			}
+			fmt.Printf("rank %d of %d: ok\n", w.Rank(), w.Size())
+			return nil
+		}
+	case "fail":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			if w.Rank() == 2 {
+				return errors.New("mpcheck: rank 2 fails on purpose")
+			}
+			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
+			return err
+		}
+	case "exit", "kill":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			if w.Rank() == 1 {
+				time.Sleep(100 * time.Millisecond) // the others are waiting by now
+				if mode == "kill" {
+					syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				}
+				os.Exit(3)
+			}
+			_, err := w.Recv(make([]byte, 8), comm.Byte, 1, 0)
+			if err != nil {
+				fmt.Printf("rank %d: peer lost: %v\n", w.Rank(), errors.Is(err, comm.ErrPeerLost))
+			}
+			return err
+		}
+	case "bench":
+		sizes, err := parseSizes(*sizeList)
+		if err != nil || *scale < 1 {
+			fmt.Fprintf(os.Stderr, "mpcheck: -sizes %q -scale %d: %v\n", *sizeList, *scale, err)
+			os.Exit(2)
+		}
+		fn = func(w *comm.Comm) error { return bench(w, sizes, *scale, *only) }
+	case "join":
+		err := mpgo.Join(devicetest.Semantics)
+		fmt.Printf("join: %v\n", or(err, "ok"))
+		if err != nil {
+			os.Exit(1)
+		}
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "mpcheck: unknown mode %q\n", mode)
+		os.Exit(2)
+	}
+	if *profile != "" { // Main exits: stop the profile from inside
+		inner := fn
+		fn = func(w *comm.Comm) error {
+			defer pprof.StopCPUProfile()
+			return inner(w)
+		}
+	}
+	mpgo.Main(fn, mpgo.WithRanks(*np), mpgo.WithEagerLimit(*eager))
+}
+
+func or(err error, ok string) any {
+	if err == nil {
+		return ok
+	}
+	return err
+}

@@ -1,0 +1,345 @@
+// Package devicetest checks backends against the boundary of package
+// device, as testing/fstest checks file systems.
+//
+// [Semantics] is the suite that any world of two or more ranks must pass,
+// whatever backend carries its messages: matching order, wildcards,
+// truncation and type errors, every protocol size, windows of Isends,
+// communicators, collectives and values. [Run] plays the processes of a
+// job as worlds of one process joined by a backend's devices, and
+// [Loopback] is an in-memory device written against package device alone,
+// the model of a new backend. Every backend runs the suite: the engine
+// over Loopback (this package's tests), the TCP and RDMA backends over
+// their own devices in process, and cmd/mpcheck under a real launcher
+// (mpiexec -n 4).
+package devicetest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm"
+)
+
+// Semantics runs the suite on w, a world communicator of at least two
+// ranks; every rank calls it. It returns the first failure.
+func Semantics(w *comm.Comm) error {
+	if w.Size() < 2 {
+		return fmt.Errorf("devicetest: a world of %d ranks, want at least 2", w.Size())
+	}
+	for _, step := range []struct {
+		name string
+		fn   func(*comm.Comm) error
+	}{
+		{"ring", Ring},
+		{"wildcard order", WildcardOrder},
+		{"truncation and types", Truncation},
+		{"rendezvous sizes", Sizes},
+		{"window of Isends", Window},
+		{"barrier and split", BarrierSplit},
+		{"collectives", Collectives},
+		{"values", Values},
+	} {
+		if err := step.fn(w); err != nil {
+			return fmt.Errorf("devicetest: %s: rank %d: %w", step.name, w.Rank(), err)
+		}
+		// The steps use wildcards: keep one step's messages out of the next.
+		if err := w.Barrier(); err != nil {
+			return fmt.Errorf("devicetest: barrier after %s: rank %d: %w", step.name, w.Rank(), err)
+		}
+	}
+	return nil
+}
+
+// payload returns n bytes whose first 8 (when there is room) hold v and
+// the rest a pattern derived from v.
+func payload(n int, v uint64) []byte {
+	b := make([]byte, n)
+	var head [8]byte
+	binary.LittleEndian.PutUint64(head[:], v)
+	copy(b, head[:])
+	for i := 8; i < n; i++ {
+		b[i] = byte(v) + byte(i*7)
+	}
+	return b
+}
+
+func check(got []byte, n int, v uint64) error {
+	if want := payload(n, v); !bytes.Equal(got[:n], want) {
+		return fmt.Errorf("payload of %d bytes for message %d differs", n, v)
+	}
+	return nil
+}
+
+// Ring passes a small and a large message around the ring of all ranks.
+func Ring(w *comm.Comm) error {
+	n, me := w.Size(), w.Rank()
+	next, prev := (me+1)%n, (me+n-1)%n
+	for _, size := range []int{8, 200 << 10} {
+		in := make([]byte, size)
+		st, err := w.Sendrecv(payload(size, uint64(me)), comm.Byte, next, 1, in, comm.Byte, prev, 1)
+		if err != nil {
+			return err
+		}
+		if st.Source != prev || st.Count != size {
+			return fmt.Errorf("status %+v, want source %d count %d", st, prev, size)
+		}
+		if err := check(in, size, uint64(prev)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WildcardOrder: every other rank sends rank 0 a stream of eager,
+// rendezvous and synchronous messages; rank 0 takes them with AnySource
+// and AnyTag and checks each sender's stream arrives whole and in order.
+func WildcardOrder(w *comm.Comm) error {
+	const count = 24
+	sizes := []int{8, 100 << 10, 16, 0}
+	if w.Rank() != 0 {
+		for i := range count {
+			size := sizes[i%len(sizes)]
+			buf := payload(max(size, 8), uint64(w.Rank()*1000+i))[:size]
+			var err error
+			if i%4 == 2 {
+				err = w.Ssend(buf, comm.Byte, 0, i%3)
+			} else {
+				err = w.Send(buf, comm.Byte, 0, i%3)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	next := make([]int, w.Size())
+	buf := make([]byte, 100<<10)
+	for range count * (w.Size() - 1) {
+		st, err := w.Recv(buf, comm.Byte, comm.AnySource, comm.AnyTag)
+		if err != nil {
+			return err
+		}
+		i := next[st.Source]
+		next[st.Source]++
+		size := sizes[i%len(sizes)]
+		if st.Tag != i%3 || st.Count != size {
+			return fmt.Errorf("message %d from %d: tag %d count %d, want tag %d count %d", i, st.Source, st.Tag, st.Count, i%3, size)
+		}
+		if size >= 8 {
+			if err := check(buf, size, uint64(st.Source*1000+i)); err != nil {
+				return fmt.Errorf("from %d: %w", st.Source, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Truncation: a receive buffer too short fails with ErrTruncate and
+// consumes the message; a different element type fails with ErrType;
+// the next message is intact; Probe sees a waiting message's size.
+func Truncation(w *comm.Comm) error {
+	last := w.Size() - 1
+	switch w.Rank() {
+	case last:
+		for i, size := range []int{100, 300 << 10} {
+			if err := w.Send(payload(size, uint64(i)), comm.Byte, 0, 5); err != nil {
+				return err
+			}
+		}
+		if err := w.Send(make([]byte, 16), comm.Float64, 0, 6); err != nil {
+			return err
+		}
+		if err := w.Send(make([]byte, 200<<10), comm.Float64, 0, 6); err != nil {
+			return err
+		}
+		return w.Send(payload(64, 9), comm.Byte, 0, 7)
+	case 0:
+		for _, size := range []int{100, 300 << 10} {
+			st, err := w.Probe(last, 5)
+			if err != nil || st.Count != size {
+				return fmt.Errorf("probe: %+v %v, want count %d", st, err, size)
+			}
+			if _, err := w.Recv(make([]byte, 10), comm.Byte, last, 5); !errors.Is(err, comm.ErrTruncate) {
+				return fmt.Errorf("receive of %d bytes into 10: %v, want ErrTruncate", size, err)
+			}
+		}
+		for range 2 {
+			if _, err := w.Recv(make([]byte, 200<<10), comm.Int64, last, 6); !errors.Is(err, comm.ErrType) {
+				return fmt.Errorf("float64 received as int64: %v, want ErrType", err)
+			}
+		}
+		buf := make([]byte, 64)
+		if _, err := w.Recv(buf, comm.Byte, last, 7); err != nil {
+			return err
+		}
+		return check(buf, 64, 9)
+	}
+	return nil
+}
+
+// Sizes: every rank sends every size to the next rank and receives from
+// the previous one, non-blocking, around the eager limit and far above.
+func Sizes(w *comm.Comm) error {
+	n, me := w.Size(), w.Rank()
+	next, prev := (me+1)%n, (me+n-1)%n
+	sizes := []int{0, 1, 4 << 10, 64<<10 - 1, 64 << 10, 1<<20 + 3, 4 << 20}
+	var reqs []*comm.Request
+	bufs := make([][]byte, len(sizes))
+	for i, size := range sizes {
+		bufs[i] = make([]byte, size)
+		r, err := w.Irecv(bufs[i], comm.Byte, prev, 10+i)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	for i, size := range sizes {
+		r, err := w.Isend(payload(size, uint64(me*100+i)), comm.Byte, next, 10+i)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	if err := comm.WaitAll(reqs...); err != nil {
+		return err
+	}
+	for i, size := range sizes {
+		if err := check(bufs[i], size, uint64(prev*100+i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Window: the osu_bw pattern, 64 Isends against 64 pre-posted Irecvs,
+// then an acknowledgement, between ranks 0 and 1.
+func Window(w *comm.Comm) error {
+	const window, size = 64, 4 << 10
+	switch w.Rank() {
+	case 0:
+		var reqs []*comm.Request
+		for i := range window {
+			r, err := w.Isend(payload(size, uint64(i)), comm.Byte, 1, 20)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, r)
+		}
+		if err := comm.WaitAll(reqs...); err != nil {
+			return err
+		}
+		_, err := w.Recv(make([]byte, 4), comm.Byte, 1, 21)
+		return err
+	case 1:
+		bufs := make([][]byte, window)
+		var reqs []*comm.Request
+		for i := range bufs {
+			bufs[i] = make([]byte, size)
+			r, err := w.Irecv(bufs[i], comm.Byte, 0, 20)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, r)
+		}
+		if err := comm.WaitAll(reqs...); err != nil {
+			return err
+		}
+		for i, b := range bufs {
+			if err := check(b, size, uint64(i)); err != nil {
+				return err
+			}
+		}
+		return w.Send(make([]byte, 4), comm.Byte, 0, 21)
+	}
+	return nil
+}
+
+// BarrierSplit: barriers, then a split by parity with a ring inside each
+// half (their ranks differ from the world's), then a Dup.
+func BarrierSplit(w *comm.Comm) error {
+	for range 3 {
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+	}
+	s, err := w.Split(w.Rank()%2, -w.Rank())
+	if err != nil {
+		return err
+	}
+	wantSize := (w.Size() + 1 - w.Rank()%2) / 2
+	if s.Size() != wantSize {
+		return fmt.Errorf("split of size %d, want %d", s.Size(), wantSize)
+	}
+	if s.Size() > 1 {
+		n := s.Size()
+		next, prev := (s.Rank()+1)%n, (s.Rank()+n-1)%n
+		in := make([]byte, 8)
+		st, err := s.Sendrecv(payload(8, uint64(s.Rank())), comm.Byte, next, 3, in, comm.Byte, prev, 3)
+		if err != nil {
+			return err
+		}
+		if st.Source != prev {
+			return fmt.Errorf("split ring: source %d, want %d", st.Source, prev)
+		}
+		if err := check(in, 8, uint64(prev)); err != nil {
+			return err
+		}
+	}
+	d, err := w.Dup()
+	if err != nil {
+		return err
+	}
+	return d.Barrier()
+}
+
+// Collectives: Allreduce and Bcast across the processes.
+func Collectives(w *comm.Comm) error {
+	x := make([]byte, 16)
+	binary.LittleEndian.PutUint64(x, uint64(w.Rank()))
+	binary.LittleEndian.PutUint64(x[8:], 1)
+	sum := make([]byte, 16)
+	if err := w.Allreduce(x, sum, comm.Int64, sumInt64); err != nil {
+		return err
+	}
+	n := uint64(w.Size())
+	if a, b := binary.LittleEndian.Uint64(sum), binary.LittleEndian.Uint64(sum[8:]); a != n*(n-1)/2 || b != n {
+		return fmt.Errorf("allreduce: %d %d", a, b)
+	}
+	big := make([]byte, 300<<10)
+	if w.Rank() == w.Size()-1 {
+		copy(big, payload(len(big), 77))
+	}
+	if err := w.Bcast(big, comm.Byte, w.Size()-1); err != nil {
+		return err
+	}
+	return check(big, len(big), 77)
+}
+
+func sumInt64(inout, in []byte) {
+	for i := 0; i+8 <= len(inout); i += 8 {
+		binary.LittleEndian.PutUint64(inout[i:], binary.LittleEndian.Uint64(inout[i:])+binary.LittleEndian.Uint64(in[i:]))
+	}
+}
+
+// Values: gob-encoded values between processes.
+func Values(w *comm.Comm) error {
+	type point struct {
+		X, Y int
+		Name string
+	}
+	if w.Rank() == 1 {
+		return w.SendValue(point{1, 2, "p"}, 0, 30)
+	}
+	if w.Rank() == 0 {
+		var p point
+		if _, err := w.RecvValue(&p, 1, 30); err != nil {
+			return err
+		}
+		if p != (point{1, 2, "p"}) {
+			return fmt.Errorf("value %+v", p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package comm
+
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// The engine's side of the backend boundary (package device): messages
+// to ranks of other processes go to the world's Device, and what the
+// device receives comes back through engine, the world's implementation
+// of [device.Engine], into the receivers' inboxes, where it is matched
+// exactly as a local message would be.
+
+// engine is a World as the [device.Engine] its device delivers to. Its
+// methods take the same locks as a local sender (match.go) and none
+// besides.
+type engine World
+
+var _ device.Engine = (*engine)(nil)
+
+// isLocal reports whether world rank r runs in this process.
+func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
+
+// sendRemote hands send r to the device.
+func (ep *endpoint) sendRemote(r *Request) error {
+	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Type: uint8(r.typ), Len: len(r.buf), Sync: r.mode == modeSync}
+	return ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) { r.complete(Status{}, err) })
+}
+
+// Arrive implements [device.Engine]: m is matched against dst's posted
+// receives as a local message would be. A receive that matches at once
+// takes an eager message on the device's goroutine (PullArriving); a
+// rendezvous is pulled on a goroutine of the world's (w.pulls), since
+// the device's goroutine may be the one that must read its payload.
+func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (bool, error) {
+	w := (*World)(e)
+	if src < 0 || src >= len(w.eps) || dst < 0 || dst >= len(w.eps) || !w.isLocal(dst) {
+		return false, fmt.Errorf("comm: message from rank %d to rank %d, which is not here: %w", src, dst, ErrRank)
+	}
+	if Type(env.Type) >= numTypes || m == nil || env.Len < 0 {
+		return false, fmt.Errorf("comm: message of element type %d, %d bytes: %w", env.Type, env.Len, ErrArg)
+	}
+	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: Type(env.Type), remote: m, size: env.Len, rdv: env.Rendezvous}
+	in := &w.eps[dst].inbox
+	rr, err := in.arrive(in.pairOf(src), &mm)
+	switch {
+	case err != nil:
+		return false, err
+	case rr == nil:
+		return true, nil
+	case !env.Rendezvous:
+		mm.arriving = true
+		take(rr, &mm)
+		return false, nil
+	}
+	pulled := mm // mm itself stays on the stack
+	w.pulls.Add(1)
+	go func() {
+		defer w.pulls.Done()
+		take(rr, &pulled)
+	}()
+	return false, nil
+}
+
+// PeerFinished implements [device.Engine]: the receives and probes
+// pending on a rank of process proc fail with ErrPeerLost. (Messages it
+// sent stay receivable; a receive posted later that finds none waits, as
+// in MPI.)
+func (e *engine) PeerFinished(proc int) {
+	w := (*World)(e)
+	var fail []*Request
+	for r := range w.eps {
+		if !w.isLocal(r) {
+			continue
+		}
+		in := &w.eps[r].inbox
+		for src := range w.eps {
+			if w.process(src) != proc {
+				continue
+			}
+			p := in.pairOf(src)
+			p.mu.Lock()
+			for p.posted.len() > 0 {
+				fail = append(fail, p.posted.remove(0))
+			}
+			fail = append(fail, p.probes...)
+			p.probes = nil
+			p.mu.Unlock()
+		}
+	}
+	if len(fail) == 0 {
+		return
+	}
+	err := fmt.Errorf("comm: process %d finished and sends nothing more: %w", proc, ErrPeerLost)
+	for _, r := range fail {
+		r.complete(Status{}, err)
+	}
+}
+
+// PeerLost implements [device.Engine]: the world aborts, every pending
+// operation failing with an error wrapping ErrAborted and cause, and so
+// every later one.
+func (e *engine) PeerLost(cause error) {
+	w := (*World)(e)
+	err := fmt.Errorf("%w: %w", ErrAborted, cause)
+	if w.state.CompareAndSwap(stateRunning, stateAborted) {
+		w.cause.Store(&err)
+		w.sweep(err)
+	}
+}
+
+// Err implements [device.Engine].
+func (e *engine) Err() error { return (*World)(e).failure() }
+
+// readyReq and readyRec are a Request and a waitRec as the
+// [device.Waiter] a rank hands the device's progress; pointer
+// conversions, so a park allocates nothing.
+type (
+	readyReq Request
+	readyRec waitRec
+)
+
+func (r *readyReq) Ready() bool { return (*Request)(r).done() }
+func (r *readyRec) Ready() bool { return (*waitRec)(r).done() }
+
+// drive lets the world's device make progress for r before the rank
+// parks, and reports whether r is done.
+func (ep *endpoint) drive(r *Request) bool {
+	p := ep.w.progress
+	return p != nil && p.Drive((*readyReq)(r))
+}
+
+// driveMany is drive for a wait on several requests.
+func (ep *endpoint) driveMany(wr *waitRec) bool {
+	p := ep.w.progress
+	return p != nil && p.Drive((*readyRec)(wr))
+}

@@ -1,0 +1,97 @@
+// Package jobtest plays the processes of a job in one test process: each
+// a job.Job of its own, joined to the others through an in-memory
+// key-value store (pmi.NewMemory) by a real backend. The backends' tests
+// and benchmarks share it.
+package jobtest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/internal/job"
+	"github.com/mpgo/mpgo/internal/pmi"
+)
+
+// Join joins procs processes with cfg through open, concurrently as
+// launched processes would, and fails t (ending the joined ones) when one
+// of them cannot join; t skips when the backend is not supported here (a
+// provider the machine lacks).
+func Join(t testing.TB, procs int, cfg job.Config, open job.Opener) []*job.Job {
+	t.Helper()
+	kvs := pmi.NewMemory(procs)
+	jobs := make([]*job.Job, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			jobs[p], errs[p] = job.Join(kvs[p], cfg, open)
+			if errs[p] != nil {
+				// As a launcher ends the job when a process exits: the
+				// others' fence fails instead of waiting for this one.
+				kvs[p].Abort(1, errs[p].Error())
+			}
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			for _, j := range jobs {
+				if j != nil {
+					j.Abort(1, "test")
+				}
+			}
+			if errors.Is(err, comm.ErrNotSupported) {
+				t.Skipf("process %d: %v", p, err)
+			}
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	return jobs
+}
+
+// Run runs fn on every rank of jobs (each a process of one job, on any
+// backend) and closes them; it returns the ranks' errors. A rank whose fn
+// fails aborts its world, whose device then closes abruptly (the others
+// see the process lost); the others close gracefully once their ranks
+// returned, each on its own schedule. A job that runs for two minutes
+// panics as a hang.
+func Run(t testing.TB, jobs []*job.Job, fn func(w *comm.Comm) error) []error {
+	t.Helper()
+	errs := make([]error, jobs[0].World().Size())
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := j.World()
+			var ranks sync.WaitGroup
+			for _, r := range j.Ranks() {
+				ranks.Add(1)
+				go func() {
+					defer ranks.Done()
+					defer w.RankDone(r)
+					if err := fn(w.Comm(r)); err != nil {
+						errs[r] = err
+						w.Abort()
+					}
+				}()
+			}
+			ranks.Wait()
+			j.Close()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		panic(fmt.Sprintf("jobtest: the job hangs; errors so far: %v", errs))
+	}
+	return errs
+}
