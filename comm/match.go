@@ -16,8 +16,22 @@ import (
 //     (unexp) and the blocked probes naming it (probes), all guarded by
 //     pair.mu. Receives and probes naming AnySource wait in the inbox's own
 //     queues, guarded by anyMu.
-//   - Lock order: anyMu before any pair.mu. No other lock is held while
-//     either is taken, and no lock is held while copying a payload.
+//   - Lock order: w.mu (world.go: sweep and declareDeadlock hold it around
+//     their unqueuing), then anyMu, then pair.mu; no engine code takes
+//     them in another order. A device may hold locks of its own when it
+//     calls into the engine (the RDMA device's progress lock around
+//     Engine.Arrive), so the engine never calls a device (Send, Pull of
+//     an Incoming, Drive) while it holds any of these.
+//   - What runs under pair.mu besides queue operations: the eager copy of
+//     a payload into the world's pool (arriveLocked: the sender must be
+//     free to reuse its buffer when the send returns, and queuing the
+//     copy under the same lock is what keeps the pair's order), including
+//     Source.Pull for a SendFrom below the eager limit (Source's contract:
+//     it only copies); and completing blocked probes (firing an event
+//     never blocks). Delivery into a receive (take) runs with no engine
+//     lock held, but possibly under a device's lock: on the RDMA
+//     progress loop, take copies an arrival straight from its slot into
+//     the receive buffer, or runs the receive's Sink, under progMu.
 //   - No message in unexp matches a receive in posted or anyPosted: whoever
 //     inserts one checks the other side first, under the same locks.
 //   - anyN counts the entries in anyPosted and anyProbes and changes only

@@ -74,9 +74,12 @@ type Sink interface {
 	// except that a Source Take recognises (one it knows how to read, sent
 	// by SendFrom in this process) it may read by its own means instead:
 	// the sender waits for Take to return either way. The engine calls
-	// Take at most once per receive, with no lock held, from the receiving
-	// rank's goroutine, the sender's or a device's, before the receive
-	// completes; an error fails the receive with it.
+	// Take at most once per receive, with no engine lock held, from the
+	// receiving rank's goroutine, the sender's or a device's, before the
+	// receive completes; an error fails the receive with it. A device's
+	// goroutine may hold the device's own lock meanwhile (the RDMA
+	// device's progress lock, while it hands an arrival over), so Take
+	// must only move bytes, never block or call into mpgo.
 	Take(data []byte, from Remote, n int) error
 }
 

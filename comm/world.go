@@ -32,7 +32,10 @@ type World struct {
 	cause atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
 	pulls sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
 
-	mu       sync.Mutex // guards deadlock
+	// mu guards deadlock, and serialises the two whole-world sweeps
+	// (sweep, declareDeadlock), which hold it while they take inbox locks
+	// (match.go's lock order: w.mu, anyMu, pair.mu).
+	mu       sync.Mutex
 	deadlock *DeadlockError
 
 	detector chan struct{} // closed by Close to stop the detector

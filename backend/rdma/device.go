@@ -150,6 +150,31 @@ const (
 )
 
 // Device is the RDMA backend's [device.Device], over a fabric.Endpoint.
+//
+// Invariants:
+//   - progMu is held by whoever drives the endpoint (the progress loop, or
+//     one waiting rank in Drive); it guards the fields marked "progress
+//     only", and every completion is handled under it, one at a time, in
+//     the order Poll returned them. Handling an arrival calls
+//     Engine.Arrive under it: the engine then takes its inbox locks and
+//     may copy the payload from its receive slot into the receive buffer
+//     (or run the receive's Sink), so a slot is reposted only after
+//     Arrive returned, and an arrival the engine kept was detached
+//     (copied out) first.
+//   - Lock order: progMu, then the engine's locks (entered only through
+//     Engine.Arrive); progMu, then slabMu (read), then a peer's mu. d.mu,
+//     an eagerRemote's mu and the registration cache's mu are leaves:
+//     nothing is taken while one is held. The engine never calls the
+//     device while it holds a lock of its own, so no cycle runs through
+//     the boundary.
+//   - slabMu is held (read) by every writer of a send slot outside the
+//     loop; free takes it to unmap the slab, which then stays gone.
+//   - A peer's mu orders its sequence numbers with their posts: two
+//     ordered messages to one process are posted in sequence order, and
+//     the receiver delivers them in that order (holding early arrivals).
+//   - Every rendezvous pull is counted in pullsWG (enterPull, under d.mu)
+//     unless Close began (pullsClosed); Close waits for them before it
+//     frees the slab and the cache.
 type Device struct {
 	e     device.Engine // set by Start, before the progress loop starts
 	ranks int           // world ranks in the job
