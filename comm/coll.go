@@ -216,7 +216,8 @@ type collState struct {
 	stage    [2][]byte
 	gateComm *Comm // c's collective context, named for deadlock reports
 
-	scratch []byte // point-to-point algorithms' working memory, kept while small
+	scratch []byte    // point-to-point algorithms' working memory, kept while small
+	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 }
 
 func (c *Comm) state() *collState {

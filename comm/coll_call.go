@@ -30,8 +30,18 @@ var collErrors = coll.Errors{Arg: ErrArg, Truncate: ErrTruncate, Type: ErrType, 
 
 // call returns a call of the collective what on c's collective context,
 // of elements of type t, reducing with op.
+// The call is c's one blocking point-to-point call, kept in its collState
+// (collectives on c are called one at a time): it is its own Peer, so a
+// fresh one would escape to the heap on every collective.
 func (c *Comm) call(what string, t Type, op Op) *collCall {
-	return c.coll().newCall(what, t, op, false)
+	st := c.state()
+	if st.p2p == nil {
+		st.p2p = new(collCall)
+	}
+	x := st.p2p
+	*x = collCall{c: c.coll(), t: t}
+	x.Init(x, what, op, &collErrors)
+	return x
 }
 
 // newCall returns a call on cc, a collective context.
