@@ -3,6 +3,8 @@ package comm
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
 )
 
 // Collective operations (MPI 3.1 chapter 5): Barrier, Bcast, Reduce,
@@ -76,28 +78,20 @@ type Collective uint8
 // their plain collective's setting (with the flat or ring algorithm where
 // the plain one has no v-form), and Exscan follows Scan.
 const (
-	CollBarrier Collective = iota
-	CollBcast
-	CollReduce
-	CollAllreduce
-	CollGather
-	CollScatter
-	CollAllgather
-	CollAlltoall
-	CollReduceScatter
-	CollScan
-	numColls
+	CollBarrier       = Collective(coll.Barrier)
+	CollBcast         = Collective(coll.Bcast)
+	CollReduce        = Collective(coll.Reduce)
+	CollAllreduce     = Collective(coll.Allreduce)
+	CollGather        = Collective(coll.Gather)
+	CollScatter       = Collective(coll.Scatter)
+	CollAllgather     = Collective(coll.Allgather)
+	CollAlltoall      = Collective(coll.Alltoall)
+	CollReduceScatter = Collective(coll.ReduceScatter)
+	CollScan          = Collective(coll.Scan)
+	numColls          = Collective(coll.NumColls)
 )
 
-var collNames = [numColls]string{"barrier", "bcast", "reduce", "allreduce", "gather",
-	"scatter", "allgather", "alltoall", "reduce-scatter", "scan"}
-
-func (k Collective) String() string {
-	if k < numColls {
-		return collNames[k]
-	}
-	return fmt.Sprintf("Collective(%d)", uint8(k))
-}
+func (k Collective) String() string { return coll.Collective(k).String() }
 
 // Algorithm names a collective algorithm.
 type Algorithm uint8
@@ -105,77 +99,65 @@ type Algorithm uint8
 // The algorithms. [Algorithms] lists those of each collective.
 const (
 	// AlgAuto lets mpgo choose by message size, rank count and backend.
-	AlgAuto Algorithm = iota
+	AlgAuto = Algorithm(coll.Auto)
 	// AlgSharedMemory: the ranks read and write each other's buffers
 	// directly (all members in this process).
-	AlgSharedMemory
+	AlgSharedMemory = Algorithm(coll.SharedMemory)
 	// AlgDissemination: Hensgen, Finkel and Manber's barrier, ⌈log2 n⌉
 	// rounds of messages.
-	AlgDissemination
+	AlgDissemination = Algorithm(coll.Dissemination)
 	// AlgFlat: the root exchanges a message with every other rank.
-	AlgFlat
+	AlgFlat = Algorithm(coll.Flat)
 	// AlgBinomial: a binomial tree (MPICH's MPIR_Bcast_binomial and kin).
-	AlgBinomial
+	AlgBinomial = Algorithm(coll.Binomial)
 	// AlgRecursiveDoubling: log2 n exchanges with partners at doubling
 	// distances (allreduce, scan), with the non-power-of-two fold of
 	// Thakur, Rabenseifner and Gropp (2005).
-	AlgRecursiveDoubling
+	AlgRecursiveDoubling = Algorithm(coll.RecursiveDoubling)
 	// AlgRecursiveHalving: reduce-scatter by recursive vector halving.
-	AlgRecursiveHalving
+	AlgRecursiveHalving = Algorithm(coll.RecursiveHalving)
 	// AlgRabenseifner: reduce-scatter by recursive halving, then
 	// allgather by recursive doubling (or a gather to the root, for
 	// Reduce): bandwidth-optimal for long vectors.
-	AlgRabenseifner
+	AlgRabenseifner = Algorithm(coll.Rabenseifner)
 	// AlgScatterAllgather: van de Geijn's broadcast, a binomial scatter
 	// followed by a ring allgather.
-	AlgScatterAllgather
+	AlgScatterAllgather = Algorithm(coll.ScatterAllgather)
 	// AlgRing: n-1 steps around a ring.
-	AlgRing
+	AlgRing = Algorithm(coll.Ring)
 	// AlgBruck: Bruck et al.'s ⌈log2 n⌉-step algorithms for allgather and
 	// alltoall (small blocks).
-	AlgBruck
+	AlgBruck = Algorithm(coll.Bruck)
 	// AlgPairwise: n-1 steps, each rank exchanging with one partner.
-	AlgPairwise
+	AlgPairwise = Algorithm(coll.Pairwise)
 	// AlgHierarchical: two levels, on a communicator whose members run in
 	// several processes, several of them in some: the members of each
 	// process meet through shared memory, one leader per process talks to
 	// the other leaders (coll_hier.go).
-	AlgHierarchical
-	numAlgs
+	AlgHierarchical = Algorithm(coll.Hierarchical)
 )
 
-var algNames = [numAlgs]string{"auto", "shared-memory", "dissemination", "flat", "binomial",
-	"recursive-doubling", "recursive-halving", "rabenseifner", "scatter-allgather", "ring",
-	"bruck", "pairwise", "hierarchical"}
-
-func (a Algorithm) String() string {
-	if a < numAlgs {
-		return algNames[a]
-	}
-	return fmt.Sprintf("Algorithm(%d)", uint8(a))
-}
-
-// collAlgs lists the algorithms of each collective, shared memory first.
-var collAlgs = [numColls][]Algorithm{
-	CollBarrier:       {AlgSharedMemory, AlgDissemination, AlgHierarchical},
-	CollBcast:         {AlgSharedMemory, AlgBinomial, AlgScatterAllgather, AlgFlat, AlgHierarchical},
-	CollReduce:        {AlgSharedMemory, AlgBinomial, AlgRabenseifner, AlgFlat},
-	CollAllreduce:     {AlgSharedMemory, AlgRecursiveDoubling, AlgRabenseifner, AlgHierarchical},
-	CollGather:        {AlgSharedMemory, AlgBinomial, AlgFlat},
-	CollScatter:       {AlgSharedMemory, AlgBinomial, AlgFlat},
-	CollAllgather:     {AlgSharedMemory, AlgBruck, AlgRing},
-	CollAlltoall:      {AlgSharedMemory, AlgBruck, AlgPairwise},
-	CollReduceScatter: {AlgSharedMemory, AlgRecursiveHalving},
-	CollScan:          {AlgSharedMemory, AlgRecursiveDoubling},
-}
+func (a Algorithm) String() string { return coll.Algorithm(a).String() }
 
 // Algorithms returns the algorithms that can be chosen for coll with
 // [Comm.SetAlgorithm] (AlgAuto aside), or nil for an unknown collective.
 func Algorithms(coll Collective) []Algorithm {
-	if coll >= numColls {
-		return nil
+	return menu(coll)
+}
+
+// menu returns coll's menu of k in this package's type (nil for an unknown
+// collective).
+func menu(k Collective) []Algorithm {
+	var m []Algorithm
+	for _, a := range coll.Menu(coll.Collective(k)) {
+		m = append(m, Algorithm(a))
 	}
-	return append([]Algorithm(nil), collAlgs[coll]...)
+	return m
+}
+
+// offers reports whether alg can be pinned for k.
+func offers(k Collective, alg Algorithm) bool {
+	return coll.Offers(coll.Collective(k), coll.Algorithm(alg))
 }
 
 // SetAlgorithm pins the algorithm c uses for coll on this rank; AlgAuto
@@ -196,11 +178,7 @@ func (c *Comm) SetAlgorithm(coll Collective, alg Algorithm) error {
 	if coll >= numColls {
 		return fmt.Errorf("comm: set algorithm for %v: %w", coll, ErrArg)
 	}
-	ok := alg == AlgAuto
-	for _, a := range collAlgs[coll] {
-		ok = ok || a == alg
-	}
-	if !ok {
+	if alg != AlgAuto && !offers(coll, alg) {
 		return fmt.Errorf("comm: %v has no %v algorithm: %w", coll, alg, ErrArg)
 	}
 	if alg == AlgSharedMemory && !c.sharedMemory() {
@@ -238,7 +216,8 @@ type collState struct {
 	stage    [2][]byte
 	gateComm *Comm // c's collective context, named for deadlock reports
 
-	scratch []byte // point-to-point algorithms' working memory, kept while small
+	scratch []byte    // point-to-point algorithms' working memory, kept while small
+	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 }
 
 func (c *Comm) state() *collState {
@@ -264,68 +243,35 @@ func (c *Comm) sharedMemory() bool {
 	return st.local > 0
 }
 
-// pick returns the algorithm for coll: the pinned one, else shared memory
-// where the members share it, else auto(), the point-to-point choice by
-// size and rank count. The shared-memory family wins at every size when
-// ranks are goroutines (it wakes each rank once per gate instead of once
-// per message), and choosing it whatever the size keeps ranks that disagree
-// on a count within one family, where the mismatch is reported.
-func (c *Comm) pick(coll Collective, auto func() Algorithm) Algorithm {
-	if a := c.state().algs[coll]; a != AlgAuto {
-		return a
+// pick returns the algorithm that the collective k in form runs on c for
+// a message of n bytes (see [coll.Select], whose table makes the choice).
+// c's placement is looked up only where the choice depends on it.
+func (c *Comm) pick(k coll.Collective, form coll.Form, n int) coll.Algorithm {
+	ch := coll.Choice{Coll: k, Form: form, Bytes: n, Ranks: c.size, Pinned: coll.Algorithm(c.state().algs[k])}
+	if ch.Pinned == coll.Auto && form != coll.NonBlocking {
+		switch {
+		case c.sharedMemory():
+			ch.Where = coll.Local
+		case c.hier() != nil:
+			ch.Where = coll.Hybrid
+		}
 	}
-	if c.sharedMemory() {
-		return AlgSharedMemory
-	}
-	if hierarchical(coll) && c.hier() != nil {
-		return AlgHierarchical
-	}
-	return auto()
-}
-
-// pickP2P is pick for the non-blocking collectives, which run only
-// point-to-point algorithms.
-func (c *Comm) pickP2P(coll Collective, auto func() Algorithm) Algorithm {
-	if a := c.state().algs[coll]; a != AlgAuto && a != AlgSharedMemory && a != AlgHierarchical {
-		return a
-	}
-	return auto()
+	return coll.Select(ch)
 }
 
 // Tags on the collective context (ctx|1). The range 100–199 belongs to the
 // collectives in this package's coll_*.go files. One tag per algorithm step
 // lets a receiver see that its peer runs another collective or algorithm.
+// Tags on the collective context (ctx|1). The range 100–199 belongs to
+// the collectives: those below are this package's, and package coll's
+// algorithms use the others (coll/tags.go), among them poison (190–193),
+// whose meaning the value collectives share through coll.Call.
 const (
 	tagCollSetup   = 100 // shared-memory table: rank 0 hands it to every rank
 	tagCollGate    = 101 // the posted request ranks wait on at a gate
 	tagCollNBDone  = 102 // a non-blocking collective's request
-	tagDissem      = 103
-	tagBcastBinom  = 110
-	tagBcastSAG    = 111 // scatter phase; the ring uses tagBcastRing
-	tagBcastRing   = 112
-	tagBcastFlat   = 113
-	tagReduceBinom = 120
-	tagReduceHop   = 121 // from rank 0 to the root
-	tagReduceFlat  = 122
-	tagRedFold     = 123 // non-power-of-two fold and unfold
-	tagRedRD       = 124
-	tagRedHalving  = 125
-	tagRedDoubling = 126
-	tagRedToRoot   = 127
-	tagRedPermute  = 128
-	tagGatherFlat  = 130
-	tagGatherBinom = 131
-	tagScatFlat    = 132
-	tagScatBinom   = 133
-	tagAllgRing    = 140
-	tagAllgBruck   = 141
-	tagA2APair     = 142
-	tagA2ABruck    = 143
-	tagScan        = 150
-	tagExscan      = 151
 	tagValue       = 160
 	tagGatherValue = 161
-	tagPoison      = 190 // 190–194: poison, by the class of the failure (poisonTag)
 )
 
 // colorNonBlocking derives the private context of a non-blocking
@@ -364,9 +310,7 @@ func whole(what, name string, b []byte, t Type) error {
 }
 
 // same reports whether a and b are the same slice (in place, MPI_IN_PLACE).
-func same(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
-}
+func same(a, b []byte) bool { return coll.Same(a, b) }
 
 // overlap reports whether a and b share memory.
 func overlap(a, b []byte) bool {
@@ -403,17 +347,6 @@ func checkVector(what, name string, counts, displs []int, size, blen, esz int) (
 		at = d + k
 	}
 	return off, n, nil
-}
-
-// splitAt returns parts+1 offsets that cut n bytes into parts nearly equal
-// pieces at multiples of align.
-func splitAt(n, parts, align int) []int {
-	off := make([]int, parts+1)
-	units := (n + align - 1) / align
-	for i := 0; i <= parts; i++ {
-		off[i] = min(n, units*i/parts*align)
-	}
-	return off
 }
 
 // alignedBytes returns n bytes aligned to 8 (for every element type).

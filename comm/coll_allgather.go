@@ -1,6 +1,10 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
+)
 
 // Allgather collects every member's send, elements of type t, into every
 // member's recv, rank i's at block i (recv holds at least
@@ -73,33 +77,32 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 		}
 		return local
 	}
-	alg := c.pick(CollAllgather, func() Algorithm {
-		if kind == kAllgather && len(send)*c.size < 80<<10 {
-			return AlgBruck
-		}
-		return AlgRing
-	})
-	if alg == AlgSharedMemory {
+	form := coll.Plain
+	if kind == kAllgatherv {
+		form = coll.Vector
+	}
+	alg := c.pick(coll.Allgather, form, len(send))
+	if alg == coll.SharedMemory {
 		return c.allgatherShm(what, kind, send, recv, off, cnt, t, inPlace, local)
 	}
 	x := c.call(what, t, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	if alg == AlgBruck && kind == kAllgather {
-		x.allgatherBruck(send, recv, len(send))
-		return x.result()
+	if alg == coll.Bruck {
+		x.AllgatherBruck(send, recv, len(send))
+		return x.Result()
 	}
 	if !inPlace && len(send) == cnt[me] {
 		copy(recv[off[me]:], send)
 	}
-	x.allgatherRing(recv, off, cnt)
-	return x.result()
+	x.AllgatherRing(recv, off, cnt)
+	return x.Result()
 }
 
 func (c *Comm) allgatherShm(what string, kind collKind, send, recv []byte, off, cnt []int, t Type, inPlace bool, local error) error {
 	sl := shmSlot{kind: kind, t: t, a: send, err: local}
-	c.publish(&sl, send, len(send) <= stageLimit)
+	c.publish(&sl, send, coll.Staged(coll.Allgather, len(send), c.size))
 	x, err := c.shmStart(what, sl)
 	if err != nil {
 		return err
@@ -121,37 +124,6 @@ func (c *Comm) allgatherShm(what string, kind collKind, send, recv []byte, off, 
 		}
 	}
 	return x.finish()
-}
-
-// allgatherRing: with every rank's own block in place, n-1 steps pass each
-// block one rank to the right (Chan et al.; MPICH's
-// MPIR_Allgather_intra_ring, and Allgatherv's).
-func (x *collCall) allgatherRing(recv []byte, off, cnt []int) {
-	n, me := x.c.size, x.c.rank
-	left, right := (me-1+n)%n, (me+1)%n
-	for s := 0; s < n-1; s++ {
-		sb, rb := (me-s+n)%n, (me-s-1+n)%n
-		x.sendrecv(recv[off[sb]:off[sb]+cnt[sb]], right, tagAllgRing, recv[off[rb]:off[rb]+cnt[rb]], left, tagAllgRing)
-	}
-}
-
-// allgatherBruck is Bruck et al.'s algorithm (MPICH's
-// MPIR_Allgather_intra_brucks): ⌈log2 n⌉ steps, step j sending the
-// 2^j blocks gathered so far to rank-2^j, in a buffer that starts with the
-// caller's own block; a rotation puts the blocks in place at the end.
-func (x *collCall) allgatherBruck(send, recv []byte, k int) {
-	n, me := x.c.size, x.c.rank
-	tmp := x.c.scratch(1, n*k)[0]
-	copy(tmp, send)
-	have := 1
-	for p := 1; p < n; p <<= 1 {
-		cnt := min(p, n-have)
-		x.sendrecv(tmp[:cnt*k], (me-p+n)%n, tagAllgBruck, tmp[have*k:(have+cnt)*k], (me+p)%n, tagAllgBruck)
-		have += cnt
-	}
-	// tmp[i] is the block of rank me+i.
-	copy(recv[me*k:n*k], tmp[:(n-me)*k])
-	copy(recv[:me*k], tmp[(n-me)*k:n*k])
 }
 
 // Alltoall sends block j of every member's send to rank j, which stores it
@@ -225,40 +197,39 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 		}
 		return local
 	}
-	alg := c.pick(CollAlltoall, func() Algorithm {
-		if kind == kAlltoall && scnt[0] <= 256 && c.size >= 8 {
-			return AlgBruck
-		}
-		return AlgPairwise
-	})
-	if alg == AlgSharedMemory {
+	form := coll.Plain
+	if kind == kAlltoallv {
+		form = coll.Vector
+	}
+	alg := c.pick(coll.Alltoall, form, scnt[0])
+	if alg == coll.SharedMemory {
 		return c.alltoallShm(what, kind, send, soff, scnt, recv, roff, rcnt, t, inPlace, local)
 	}
 	x := c.call(what, t, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
 	if inPlace { // the sends read a copy
 		tmp := alignedBytes(len(send)) // not scratch: the algorithms use that
 		copy(tmp, send)
 		send = tmp
 	}
-	if alg == AlgBruck && kind == kAlltoall {
-		x.alltoallBruck(send, recv, scnt[0])
-		return x.result()
+	if alg == coll.Bruck {
+		x.AlltoallBruck(send, recv, scnt[0])
+		return x.Result()
 	}
 	if scnt[me] != rcnt[me] {
-		x.fail(fmt.Errorf("comm: %s: sends %d bytes to itself, receives %d: %w", what, scnt[me], rcnt[me], ErrTruncate))
+		x.Fail(fmt.Errorf("comm: %s: sends %d bytes to itself, receives %d: %w", what, scnt[me], rcnt[me], ErrTruncate))
 	} else {
 		copy(recv[roff[me]:roff[me]+rcnt[me]], send[soff[me]:])
 	}
-	x.alltoallPairwise(send, soff, scnt, recv, roff, rcnt)
-	return x.result()
+	x.AlltoallPairwise(send, soff, scnt, recv, roff, rcnt)
+	return x.Result()
 }
 
 func (c *Comm) alltoallShm(what string, kind collKind, send []byte, soff, scnt []int, recv []byte, roff, rcnt []int, t Type, inPlace bool, local error) error {
 	sl := shmSlot{kind: kind, t: t, a: send, off: soff, cnt: scnt, err: local}
-	c.publish(&sl, send, len(send) <= stageLimit || inPlace)
+	c.publish(&sl, send, coll.Staged(coll.Alltoall, len(send), c.size) || inPlace)
 	x, err := c.shmStart(what, sl)
 	if err != nil {
 		return err
@@ -280,48 +251,4 @@ func (c *Comm) alltoallShm(what string, kind collKind, send []byte, soff, scnt [
 		}
 	}
 	return x.finish()
-}
-
-// alltoallPairwise: in step i each rank sends to rank me+i and receives
-// from rank me-i (MPICH's MPIR_Alltoall_intra_pairwise, Alltoallv's
-// scattered variant in order).
-func (x *collCall) alltoallPairwise(send []byte, soff, scnt []int, recv []byte, roff, rcnt []int) {
-	n, me := x.c.size, x.c.rank
-	for i := 1; i < n; i++ {
-		dst, src := (me+i)%n, (me-i+n)%n
-		x.sendrecv(send[soff[dst]:soff[dst]+scnt[dst]], dst, tagA2APair, recv[roff[src]:roff[src]+rcnt[src]], src, tagA2APair)
-	}
-}
-
-// alltoallBruck is Bruck et al.'s alltoall (MPICH's
-// MPIR_Alltoall_intra_brucks): after a local rotation, block i travels i
-// ranks in ⌈log2 n⌉ steps, step j moving the blocks whose index has bit j
-// to rank me+2^j; block i then holds rank me-i's data for the caller.
-func (x *collCall) alltoallBruck(send, recv []byte, k int) {
-	n, me := x.c.size, x.c.rank
-	sc := x.c.scratch(3, n*k)
-	tmp, pack, unpack := sc[0], sc[1], sc[2]
-	copy(tmp, send[me*k:n*k])
-	copy(tmp[(n-me)*k:], send[:me*k])
-	for p := 1; p < n; p <<= 1 {
-		m := 0
-		for i := 0; i < n; i++ {
-			if i&p != 0 {
-				copy(pack[m*k:], tmp[i*k:(i+1)*k])
-				m++
-			}
-		}
-		x.sendrecv(pack[:m*k], (me+p)%n, tagA2ABruck, unpack[:m*k], (me-p+n)%n, tagA2ABruck)
-		m = 0
-		for i := 0; i < n; i++ {
-			if i&p != 0 {
-				copy(tmp[i*k:(i+1)*k], unpack[m*k:])
-				m++
-			}
-		}
-	}
-	for j := 0; j < n; j++ {
-		i := (me - j + n) % n
-		copy(recv[j*k:(j+1)*k], tmp[i*k:(i+1)*k])
-	}
 }

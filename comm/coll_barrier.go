@@ -1,5 +1,7 @@
 package comm
 
+import "github.com/mpgo/mpgo/comm/internal/coll"
+
 // barrier is the barrier with a choice of algorithm: on a communicator
 // whose members share memory, one gate (every rank parks once and the last
 // arriver wakes all at once, by closing one channel); otherwise the
@@ -12,15 +14,15 @@ func (c *Comm) barrier() error {
 	if c.size == 1 {
 		return nil
 	}
-	switch c.pick(CollBarrier, func() Algorithm { return AlgDissemination }) {
-	case AlgSharedMemory:
+	switch c.pick(coll.Barrier, coll.Plain, 0) {
+	case coll.SharedMemory:
 		return c.barrierShm()
-	case AlgHierarchical:
+	case coll.Hierarchical:
 		return c.barrierHier()
 	}
 	x := c.call("barrier", Byte, nil)
-	x.dissemination()
-	return x.result()
+	x.Dissemination()
+	return x.Result()
 }
 
 // barrierShm passes a gate. It publishes only its kind (so that a member
@@ -37,14 +39,4 @@ func (c *Comm) barrierShm() error {
 	s.slots[p][c.rank] = shmSlot{kind: kBarrier}
 	s.sigs[p][c.rank] = shmSig{kind: kBarrier}
 	return s.gate.pass(c)
-}
-
-// dissemination is Hensgen, Finkel and Manber's barrier: in round k every
-// rank signals rank+2^k and waits for rank-2^k; after ⌈log2 n⌉ rounds each
-// has heard, transitively, from all.
-func (x *collCall) dissemination() {
-	n, me := x.c.size, x.c.rank
-	for k := 1; k < n; k <<= 1 {
-		x.sendrecv(nil, (me+k)%n, tagDissem, nil, (me-k+n)%n, tagDissem)
-	}
 }

@@ -1,27 +1,13 @@
 package comm
 
 import (
-	"errors"
-	"fmt"
+	"github.com/mpgo/mpgo/comm/internal/coll"
 )
 
 // collCall is one rank's side of a point-to-point collective algorithm in
-// progress: the messages it sends and receives on a collective context,
-// and how it fails.
-//
-// A call fails in one of two ways. A mismatch (a message longer or shorter
-// than expected, of another type, from a peer in another collective, or
-// poison from a peer that failed; or a bad local argument) is recorded in
-// err, and the call goes on with the algorithm's exact pattern of messages,
-// sending zero-length poison in place of data, so that its peers fail too
-// instead of waiting for data that will not come. A fatal error (the run
-// aborted or deadlocked, the communicator was freed) is recorded in fatal,
-// and the call stops communicating at once.
-//
-// The pattern of every algorithm (which peers, how many messages, in which
-// order) depends only on the rank count, the caller's rank, the root and
-// the algorithm, never on the data or the counts, so a failed call keeps in
-// step with the others.
+// progress: a coll.Call (the algorithms and how a call fails) whose Peer
+// is the collCall itself, sending and receiving messages of the call's
+// element type on a collective context.
 //
 // A quiet call (the goroutine of a non-blocking collective) waits without
 // parking in the deadlock detector's sight, as the rank's own goroutine
@@ -30,64 +16,50 @@ import (
 // waits for counts it back in before waking it), and the detector takes
 // a rank with running helpers for a running rank.
 type collCall struct {
+	coll.Call
 	c     *Comm // on a collective context
-	what  string
-	t     Type // element type of data messages
-	op    Op
+	t     Type  // element type of data messages
 	quiet bool
-	err   error
-	fatal error
-	pend  []pendingOp
 }
 
-type pendingOp struct {
-	r         *Request
-	src, tag  int
-	want      int
-	isReceive bool
-}
+var _ coll.Peer = (*collCall)(nil)
 
+// collErrors are the sentinels of the collectives' failures, in coll's
+// classes.
+var collErrors = coll.Errors{Arg: ErrArg, Truncate: ErrTruncate, Type: ErrType, Rank: ErrRank}
+
+// call returns a call of the collective what on c's collective context,
+// of elements of type t, reducing with op.
+// The call is c's one blocking point-to-point call, kept in its collState
+// (collectives on c are called one at a time): it is its own Peer, so a
+// fresh one would escape to the heap on every collective.
 func (c *Comm) call(what string, t Type, op Op) *collCall {
-	return &collCall{c: c.coll(), what: what, t: t, op: op}
-}
-
-func (x *collCall) ok() bool { return x.err == nil && x.fatal == nil }
-
-// result returns the call's outcome.
-func (x *collCall) result() error {
-	if x.fatal != nil {
-		return x.fatal
+	st := c.state()
+	if st.p2p == nil {
+		st.p2p = new(collCall)
 	}
-	return x.err
+	x := st.p2p
+	*x = collCall{c: c.coll(), t: t}
+	x.Init(x, what, op, &collErrors)
+	return x
 }
 
-// fail records a mismatch (the first one wins).
-func (x *collCall) fail(err error) {
-	if x.err == nil {
-		x.err = err
-	}
+// newCall returns a call on cc, a collective context.
+func (cc *Comm) newCall(what string, t Type, op Op, quiet bool) *collCall {
+	x := &collCall{c: cc, t: t, quiet: quiet}
+	x.Init(x, what, op, &collErrors)
+	return x
 }
 
-func (x *collCall) stop(err error) {
-	if x.fatal == nil {
-		x.fatal = fmt.Errorf("comm: %s: %w", x.what, err)
-	}
+func (x *collCall) Rank() int { return x.c.rank }
+func (x *collCall) Size() int { return x.c.size }
+
+func (x *collCall) Scratch(k, n int) [][]byte { return x.c.scratch(k, n) }
+
+// status converts a receive's status to coll's, in bytes.
+func (x *collCall) status(st Status) coll.Status {
+	return coll.Status{Tag: st.Tag, Len: st.Count * x.t.Size()}
 }
-
-// Poison classes: the sentinel a failed peer's error wraps travels in the
-// tag, so that every rank it reaches fails with the same sentinel.
-var poisonClasses = []error{ErrArg, ErrTruncate, ErrType, ErrRank}
-
-func poisonTag(err error) int {
-	for i, s := range poisonClasses {
-		if errors.Is(err, s) {
-			return tagPoison + i
-		}
-	}
-	return tagPoison
-}
-
-func isPoison(tag int) bool { return tag >= tagPoison && tag < tagPoison+len(poisonClasses) }
 
 // wait waits for r (a request of a quiet call, or of a flat algorithm's
 // batch) and returns its outcome.
@@ -111,179 +83,73 @@ func (x *collCall) wait(r *Request) (Status, error) {
 	return r.Wait()
 }
 
-// received checks a receive's outcome against what the algorithm expected:
-// want bytes with tag. It returns the bytes received when all is well.
-func (x *collCall) received(st Status, err error, src, tag, want int) int {
-	switch {
-	case isPoison(st.Tag) && (err == nil || errors.Is(err, ErrTruncate) || errors.Is(err, ErrType)):
-		x.fail(fmt.Errorf("comm: %s: rank %d failed: %w", x.what, src, poisonClasses[st.Tag-tagPoison]))
-	case err != nil && (errors.Is(err, ErrTruncate) || errors.Is(err, ErrType)):
-		x.fail(fmt.Errorf("comm: %s: ranks disagree (counts or element types): %w", x.what, err))
-	case err != nil:
-		x.stop(err)
-	case st.Tag != tag:
-		x.fail(fmt.Errorf("comm: %s: rank %d sent a message of another collective or algorithm (tag %d, want %d): %w",
-			x.what, src, st.Tag, tag, ErrArg))
-	case st.Count*x.t.Size() != want:
-		x.fail(fmt.Errorf("comm: %s: rank %d sent %d bytes, want %d: counts differ between ranks: %w",
-			x.what, src, st.Count*x.t.Size(), want, ErrTruncate))
-	default:
-		return want
-	}
-	return 0
-}
-
-// send sends buf to dst with tag, or poison once the call failed.
-func (x *collCall) send(buf []byte, dst, tag int) {
-	if x.fatal != nil {
-		return
-	}
-	if x.err != nil {
-		buf, tag = nil, poisonTag(x.err)
-	}
-	var err error
-	if x.quiet {
-		var r *Request
-		if r, err = x.c.Isend(buf, x.t, dst, tag); err == nil {
-			_, err = x.wait(r)
-		}
-	} else {
-		err = x.c.Send(buf, x.t, dst, tag)
-	}
-	if err != nil {
-		x.stop(err)
-	}
-}
-
-// recv receives exactly len(buf) bytes from src with tag into buf.
-func (x *collCall) recv(buf []byte, src, tag int) {
-	if x.fatal != nil {
-		return
-	}
-	st, err := x.recvAny(buf, src)
-	x.received(st, err, src, tag, len(buf))
-}
-
-// recvAny receives the next message from src on the call's context,
-// whatever its tag; a quiet call waits without parking in the deadlock
-// detector's sight.
-func (x *collCall) recvAny(buf []byte, src int) (Status, error) {
+func (x *collCall) Send(buf []byte, dst, tag int) error {
 	if !x.quiet {
-		return x.c.Recv(buf, x.t, src, AnyTag)
+		return x.c.Send(buf, x.t, dst, tag)
+	}
+	r, err := x.c.Isend(buf, x.t, dst, tag)
+	if err == nil {
+		_, err = x.wait(r)
+	}
+	return err
+}
+
+// Recv receives the next message from src on the call's context, whatever
+// its tag; a quiet call waits without parking in the deadlock detector's
+// sight.
+func (x *collCall) Recv(buf []byte, src int) (coll.Status, error) {
+	if !x.quiet {
+		st, err := x.c.Recv(buf, x.t, src, AnyTag)
+		return x.status(st), err
 	}
 	r, err := x.c.Irecv(buf, x.t, src, AnyTag)
 	if err != nil {
-		return Status{}, err
+		return coll.Status{}, err
 	}
-	return x.wait(r)
+	st, err := x.wait(r)
+	return x.status(st), err
 }
 
-// recvTag is recv for a receiver that follows the algorithm its peer chose:
-// it returns the tag that came (or -1), without checking it.
-func (x *collCall) recvTag(buf []byte, src int) int {
-	if x.fatal != nil {
-		return -1
-	}
-	st, err := x.recvAny(buf, src)
-	if err != nil && !errors.Is(err, ErrTruncate) && !errors.Is(err, ErrType) {
-		x.stop(err)
-		return -1
-	}
-	x.received(st, err, src, st.Tag, len(buf))
-	return st.Tag
-}
-
-// sendrecv sends sbuf to dst and receives exactly len(rbuf) bytes from src
-// at once.
-func (x *collCall) sendrecv(sbuf []byte, dst, stag int, rbuf []byte, src, rtag int) {
-	if x.fatal != nil {
-		return
-	}
-	if x.err != nil {
-		sbuf, stag = nil, poisonTag(x.err)
-	}
+func (x *collCall) Sendrecv(sbuf []byte, dst, stag int, rbuf []byte, src int) (coll.Status, error) {
 	if !x.quiet {
 		st, err := x.c.Sendrecv(sbuf, x.t, dst, stag, rbuf, x.t, src, AnyTag)
-		x.received(st, err, src, rtag, len(rbuf))
-		return
+		return x.status(st), err
 	}
 	rr, err := x.c.Irecv(rbuf, x.t, src, AnyTag)
 	if err != nil {
-		x.stop(err)
-		return
+		return coll.Status{}, err
 	}
 	sr, err := x.c.Isend(sbuf, x.t, dst, stag)
 	if err != nil {
 		x.c.ep.retract(rr, ErrCanceled)
-		x.stop(err)
-		return
+		return coll.Status{}, err
 	}
 	st, rerr := x.wait(rr)
 	if _, err := x.wait(sr); err != nil {
-		x.stop(err)
-		return
+		return coll.Status{}, err
 	}
-	x.received(st, rerr, src, rtag, len(rbuf))
+	return x.status(st), rerr
 }
 
-// irecv starts a receive of exactly len(buf) bytes; waitAll completes it.
-func (x *collCall) irecv(buf []byte, src, tag int) {
-	if x.fatal != nil {
-		return
-	}
-	r, err := x.c.Irecv(buf, x.t, src, AnyTag)
-	if err != nil {
-		x.stop(err)
-		return
-	}
-	x.pend = append(x.pend, pendingOp{r: r, src: src, tag: tag, want: len(buf), isReceive: true})
-}
-
-// isend starts a send (poison once the call failed); waitAll completes it.
-func (x *collCall) isend(buf []byte, dst, tag int) {
-	if x.fatal != nil {
-		return
-	}
-	if x.err != nil {
-		buf, tag = nil, poisonTag(x.err)
-	}
+func (x *collCall) Isend(buf []byte, dst, tag int) (coll.Request, error) {
 	r, err := x.c.Isend(buf, x.t, dst, tag)
 	if err != nil {
-		x.stop(err)
-		return
+		return nil, err
 	}
-	x.pend = append(x.pend, pendingOp{r: r})
+	return r, nil
 }
 
-// waitAll completes the started operations in order. After a fatal error
-// it withdraws those still queued, so none outlives the call.
-func (x *collCall) waitAll() {
-	for i, p := range x.pend {
-		if x.fatal != nil {
-			x.c.ep.retract(p.r, ErrCanceled)
-			continue
-		}
-		st, err := x.wait(p.r)
-		if p.isReceive {
-			x.received(st, err, p.src, p.tag, p.want)
-		} else if err != nil {
-			x.stop(err)
-		}
-		x.pend[i] = pendingOp{}
+func (x *collCall) Irecv(buf []byte, src int) (coll.Request, error) {
+	r, err := x.c.Irecv(buf, x.t, src, AnyTag)
+	if err != nil {
+		return nil, err
 	}
-	x.pend = x.pend[:0]
+	return r, nil
 }
 
-// reduce applies the call's op: inout = inout ∘ in. Nothing is done once
-// the call failed (the buffers may hold poison).
-func (x *collCall) reduce(inout, in []byte) {
-	if x.ok() {
-		x.op(inout, in)
-	}
+func (x *collCall) Wait(r coll.Request) (coll.Status, error) {
+	st, err := x.wait(r.(*Request))
+	return x.status(st), err
 }
 
-// reduceLower sets dst = lower ∘ dst, using lower as working memory.
-func (x *collCall) reduceLower(dst, lower []byte) {
-	x.reduce(lower, dst)
-	copy(dst, lower)
-}
+func (x *collCall) Withdraw(r coll.Request) { x.c.ep.retract(r.(*Request), ErrCanceled) }

@@ -1,6 +1,10 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
+)
 
 // Gather collects every member's send, elements of type t, into root's
 // recv, rank i's at block i (recv holds at least Size·len(send) bytes; it
@@ -34,24 +38,24 @@ func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 		}
 		return local
 	}
-	alg := c.pick(CollGather, func() Algorithm { return autoRooted(k) })
-	if alg == AlgSharedMemory {
+	alg := c.pick(coll.Gather, coll.Plain, k)
+	if alg == coll.SharedMemory {
 		return c.gatherShm(what, kGather, send, recv, nil, nil, t, root, inPlace, local)
 	}
 	x := c.call(what, t, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	if alg == AlgBinomial {
-		x.gatherBinomial(send, recv, k, root)
+	if alg == coll.Binomial {
+		x.GatherBinomial(send, recv, k, root)
 	} else {
 		off, cnt := make([]int, n), make([]int, n)
 		for i := range off {
 			off[i], cnt[i] = i*k, k
 		}
-		x.gatherFlat(send, recv, off, cnt, root, inPlace)
+		x.GatherFlat(send, recv, off, cnt, root, inPlace)
 	}
-	return x.result()
+	return x.Result()
 }
 
 // Gatherv is Gather with a count per rank: rank i's send (counts[i]
@@ -92,16 +96,16 @@ func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int
 		}
 		return local
 	}
-	alg := c.pick(CollGather, func() Algorithm { return AlgFlat })
-	if alg == AlgSharedMemory {
+	alg := c.pick(coll.Gather, coll.Vector, 0)
+	if alg == coll.SharedMemory {
 		return c.gatherShm(what, kGatherv, send, recv, off, cnt, t, root, inPlace, local)
 	}
 	x := c.call(what, t, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	x.gatherFlat(send, recv, off, cnt, root, inPlace)
-	return x.result()
+	x.GatherFlat(send, recv, off, cnt, root, inPlace)
+	return x.Result()
 }
 
 // Scatter hands block i of root's send (Size blocks of len(recv) bytes)
@@ -137,25 +141,25 @@ func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
 		}
 		return local
 	}
-	alg := c.pick(CollScatter, func() Algorithm { return autoRooted(len(recv)) })
-	if alg == AlgSharedMemory {
+	alg := c.pick(coll.Scatter, coll.Plain, len(recv))
+	if alg == coll.SharedMemory {
 		return c.scatterShm(what, kScatter, send, recv, nil, nil, t, root, inPlace, local)
 	}
 	x := c.call(what, t, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	if alg == AlgBinomial {
-		x.scatterBinomial(send, recv, len(recv), root)
+	if alg == coll.Binomial {
+		x.ScatterBinomial(send, recv, len(recv), root)
 	} else {
 		k := len(recv)
 		off, cnt := make([]int, n), make([]int, n)
 		for i := range off {
 			off[i], cnt[i] = i*k, k
 		}
-		x.scatterFlat(send, recv, off, cnt, root, inPlace)
+		x.ScatterFlat(send, recv, off, cnt, root, inPlace)
 	}
-	return x.result()
+	return x.Result()
 }
 
 // Scatterv is Scatter with a count per rank: rank i gets counts[i]
@@ -195,16 +199,16 @@ func (c *Comm) Scatterv(send []byte, counts, displs []int, recv []byte, t Type, 
 		}
 		return local
 	}
-	alg := c.pick(CollScatter, func() Algorithm { return AlgFlat })
-	if alg == AlgSharedMemory {
+	alg := c.pick(coll.Scatter, coll.Vector, 0)
+	if alg == coll.SharedMemory {
 		return c.scatterShm(what, kScatterv, send, recv, off, cnt, t, root, inPlace, local)
 	}
 	x := c.call(what, t, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	x.scatterFlat(send, recv, off, cnt, root, inPlace)
-	return x.result()
+	x.ScatterFlat(send, recv, off, cnt, root, inPlace)
+	return x.Result()
 }
 
 func (c *Comm) checkRooted(what string, t Type, root int) error {
@@ -229,15 +233,6 @@ func checkGathered(what, name string, mine, whole []byte, need int) error {
 	return nil
 }
 
-// autoRooted: binomial trees for small blocks, where latency dominates;
-// the flat algorithm for large ones, whose messages all move at once.
-func autoRooted(k int) Algorithm {
-	if k < 2<<10 {
-		return AlgBinomial
-	}
-	return AlgFlat
-}
-
 // gatherShm: each rank publishes its block (staged when small); the root
 // copies staged blocks, and ranks with large blocks write theirs straight
 // into the root's buffer.
@@ -247,7 +242,7 @@ func (c *Comm) gatherShm(what string, kind collKind, send, recv []byte, off, cnt
 	if me == root {
 		sl.b, sl.off, sl.cnt = recv, off, cnt
 	}
-	if len(send) <= stageLimit {
+	if coll.Staged(coll.Gather, len(send), c.size) {
 		sl.kind |= kStaged
 		if !inPlace {
 			sl.a = c.stageInput(send)
@@ -297,7 +292,7 @@ func (c *Comm) scatterShm(what string, kind collKind, send, recv []byte, off, cn
 	sl := shmSlot{kind: kind, root: root, t: t, b: recv, err: local}
 	if me == root {
 		sl.off, sl.cnt = off, cnt
-		c.publish(&sl, send, len(send) <= stageLimit)
+		c.publish(&sl, send, coll.Staged(coll.Scatter, len(send), c.size))
 	}
 	x, err := c.shmStart(what, sl)
 	if err != nil {
@@ -325,116 +320,4 @@ func (c *Comm) scatterShm(what string, kind collKind, send, recv []byte, off, cn
 		copy(recv, rs.a[o:o+n])
 	}
 	return x.finish()
-}
-
-// gatherFlat: the root posts a receive per rank, straight into its buffer,
-// and waits for all; with large blocks the senders' copies proceed in
-// parallel.
-func (x *collCall) gatherFlat(send, recv []byte, off, cnt []int, root int, inPlace bool) {
-	me := x.c.rank
-	if me != root {
-		x.send(send, root, tagGatherFlat)
-		return
-	}
-	for i := range off {
-		if i != me {
-			x.irecv(recv[off[i]:off[i]+cnt[i]], i, tagGatherFlat)
-		}
-	}
-	if !inPlace {
-		if len(send) != cnt[me] {
-			x.fail(fmt.Errorf("comm: %s: %d bytes to send, count %d: %w", x.what, len(send), cnt[me], ErrTruncate))
-		} else {
-			copy(recv[off[me]:], send)
-		}
-	}
-	x.waitAll()
-}
-
-// scatterFlat: the root sends every block at once.
-func (x *collCall) scatterFlat(send, recv []byte, off, cnt []int, root int, inPlace bool) {
-	me := x.c.rank
-	if me != root {
-		x.recv(recv, root, tagScatFlat)
-		return
-	}
-	for i := range off {
-		if i != me {
-			x.isend(send[off[i]:off[i]+cnt[i]], i, tagScatFlat)
-		}
-	}
-	if !inPlace {
-		if len(recv) != cnt[me] {
-			x.fail(fmt.Errorf("comm: %s: receive buffer of %d bytes, count %d: %w", x.what, len(recv), cnt[me], ErrTruncate))
-		} else {
-			copy(recv, send[off[me]:off[me]+cnt[me]])
-		}
-	}
-	x.waitAll()
-}
-
-// gatherBinomial is MPICH's MPIR_Gather_intra_binomial: in relative ranks
-// (root 0), each rank collects its subtree's blocks in order, its own
-// first, and hands them to its parent in one message.
-func (x *collCall) gatherBinomial(send, recv []byte, k, root int) {
-	n, me := x.c.size, x.c.rank
-	vr := (me - root + n) % n
-	span := n
-	if vr != 0 {
-		span = min(vr&-vr, n-vr)
-	}
-	var tmp []byte
-	if vr == 0 && root == 0 {
-		tmp = recv[:n*k]
-	} else {
-		tmp = x.c.scratch(1, span*k)[0]
-	}
-	if !same(tmp[:k], send) {
-		copy(tmp[:k], send)
-	}
-	for m := 1; m < n; m <<= 1 {
-		if vr&m != 0 {
-			x.send(tmp, (me-m+n)%n, tagGatherBinom)
-			break
-		}
-		if vr+m < n {
-			b := min(m, n-vr-m) // blocks in the child's subtree
-			x.recv(tmp[m*k:(m+b)*k], (me+m)%n, tagGatherBinom)
-		}
-	}
-	if vr == 0 && root != 0 {
-		// tmp holds the blocks of ranks root, root+1, …, n-1, 0, …, root-1.
-		copy(recv[root*k:n*k], tmp[:(n-root)*k])
-		copy(recv[:root*k], tmp[(n-root)*k:n*k])
-	}
-}
-
-// scatterBinomial is the reverse of gatherBinomial (MPICH's
-// MPIR_Scatter_intra_binomial).
-func (x *collCall) scatterBinomial(send, recv []byte, k, root int) {
-	n, me := x.c.size, x.c.rank
-	vr := (me - root + n) % n
-	span := n
-	var tmp []byte
-	switch {
-	case vr == 0 && root == 0:
-		tmp = send[:n*k]
-	case vr == 0:
-		tmp = x.c.scratch(1, n*k)[0]
-		copy(tmp, send[root*k:n*k])
-		copy(tmp[(n-root)*k:], send[:root*k])
-	default:
-		span = min(vr&-vr, n-vr)
-		tmp = x.c.scratch(1, span*k)[0]
-		x.recv(tmp, (me-(vr&-vr)+n)%n, tagScatBinom)
-	}
-	for m := highBit(max(span-1, 0)); m > 0; m >>= 1 {
-		if vr+m < n && m < span {
-			b := min(m, n-vr-m)
-			x.send(tmp[m*k:(m+b)*k], (me+m)%n, tagScatBinom)
-		}
-	}
-	if !same(recv, tmp[:k]) {
-		copy(recv, tmp[:k])
-	}
 }

@@ -19,11 +19,6 @@ package comm
 // member of that stage fail too, and every rank takes part in every stage
 // it belongs to, so none waits forever.
 
-// hierarchical reports whether coll has a two-level algorithm.
-func hierarchical(coll Collective) bool {
-	return coll == CollBarrier || coll == CollBcast || coll == CollAllreduce
-}
-
 // hierComms is a communicator's two-level split, worked out by every
 // member alike from the processes of the members, with no communication.
 type hierComms struct {

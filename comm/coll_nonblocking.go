@@ -1,6 +1,10 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
+)
 
 // The non-blocking collectives. Each runs the blocking point-to-point
 // algorithm on a goroutine of its own, on a private context derived from
@@ -36,7 +40,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 	if err := c.collUsable(what); err != nil {
 		return nil, err
 	}
-	return c.startNB(what, Byte, nil, nil, func(x *collCall) { x.dissemination() })
+	return c.startNB(what, Byte, nil, nil, func(x *collCall) { x.Dissemination() })
 }
 
 // Ibcast starts a broadcast (see [Comm.Bcast]) with a binomial tree or,
@@ -52,8 +56,8 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	if err := c.checkRoot(what, root); err != nil {
 		return nil, err
 	}
-	alg := c.pickP2P(CollBcast, func() Algorithm { return autoBcast(len(buf), c.size) })
-	return c.startNB(what, t, nil, whole(what, "buffer", buf, t), func(x *collCall) { x.bcast(buf, root, alg) })
+	alg := c.pick(coll.Bcast, coll.NonBlocking, len(buf))
+	return c.startNB(what, t, nil, whole(what, "buffer", buf, t), func(x *collCall) { x.Bcast(buf, root, alg) })
 }
 
 // Iallreduce starts an allreduce (see [Comm.Allreduce]) with recursive
@@ -70,15 +74,15 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
-	alg := c.pickP2P(CollAllreduce, func() Algorithm { return autoAllreduce(len(send), c.size) })
+	alg := c.pick(coll.Allreduce, coll.NonBlocking, len(send))
 	return c.startNB(what, t, op, local, func(x *collCall) {
 		if c.size == 1 {
-			if x.ok() && !same(send, recv) {
+			if x.OK() && !same(send, recv) {
 				copy(recv, send)
 			}
 			return
 		}
-		x.allreduce(send, recv, alg)
+		x.Allreduce(send, recv, alg)
 	})
 }
 
@@ -93,19 +97,17 @@ func (c *Comm) startNB(what string, t Type, op Op, local error, run func(x *coll
 	if err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
-	x := &collCall{c: p.coll(), what: what, t: t, op: op, quiet: true}
-	if local != nil {
-		x.fail(local)
-	}
+	x := p.coll().newCall(what, t, op, true)
+	x.Fail(local)
 	if c.size == 1 {
 		run(x)
-		c.ep.retract(r, x.result())
+		c.ep.retract(r, x.Result())
 		return r, nil
 	}
 	c.ep.helpers.Add(1) // running from now: see collCall.quiet
 	go func() {
 		run(x)
-		c.ep.retract(r, x.result())
+		c.ep.retract(r, x.Result())
 		c.ep.helpers.Add(-1)
 	}()
 	return r, nil

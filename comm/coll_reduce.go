@@ -1,6 +1,10 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
+)
 
 // Reduce combines every member's send, elements of type t, with op in rank
 // order and leaves the result in root's recv (len(recv) == len(send); recv
@@ -34,28 +38,16 @@ func (c *Comm) reduce(send, recv []byte, t Type, op Op, root int, local error) e
 		}
 		return local
 	}
-	alg := c.pick(CollReduce, func() Algorithm {
-		if len(send) <= 2<<10 || len(send) < 64*highBit(c.size) {
-			return AlgBinomial
-		}
-		return AlgRabenseifner
-	})
-	if alg == AlgSharedMemory {
+	alg := c.pick(coll.Reduce, coll.Plain, len(send))
+	if alg == coll.SharedMemory {
 		return c.reduceShm(send, recv, t, op, root, local)
 	}
 	x := c.call("reduce", t, op)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	switch alg {
-	case AlgFlat:
-		x.reduceFlat(send, recv, root)
-	case AlgRabenseifner:
-		x.reduceRabenseifner(send, recv, root)
-	default:
-		x.reduceBinomial(send, recv, root)
-	}
-	return x.result()
+	x.Reduce(send, recv, root, alg)
+	return x.Result()
 }
 
 // Allreduce combines every member's send with op in rank order and leaves
@@ -84,28 +76,19 @@ func (c *Comm) allreduce(send, recv []byte, t Type, op Op, local error) error {
 		}
 		return local
 	}
-	alg := c.pick(CollAllreduce, func() Algorithm { return autoAllreduce(len(send), c.size) })
+	alg := c.pick(coll.Allreduce, coll.Plain, len(send))
 	switch alg {
-	case AlgSharedMemory:
+	case coll.SharedMemory:
 		return c.allreduceShm(send, recv, t, op, local)
-	case AlgHierarchical:
+	case coll.Hierarchical:
 		return c.allreduceHier(send, recv, t, op, local)
 	}
 	x := c.call("allreduce", t, op)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
-	x.allreduce(send, recv, alg)
-	return x.result()
-}
-
-// autoAllreduce is MPICH's choice: recursive doubling for short vectors,
-// Rabenseifner's algorithm for long ones.
-func autoAllreduce(n, size int) Algorithm {
-	if n <= 2<<10 || n < 64*highBit(size) {
-		return AlgRecursiveDoubling
-	}
-	return AlgRabenseifner
+	x.Allreduce(send, recv, alg)
+	return x.Result()
 }
 
 func (c *Comm) checkReduce(what string, t Type, op Op) error {
@@ -131,253 +114,4 @@ func checkInOut(what string, send, recv []byte) error {
 		return fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
 	}
 	return nil
-}
-
-func (x *collCall) allreduce(send, recv []byte, alg Algorithm) {
-	if !same(send, recv) {
-		copy(recv, send)
-	}
-	tmp := x.c.scratch(1, len(recv))[0]
-	if alg == AlgRabenseifner {
-		x.rabenseifner(recv, tmp)
-	} else {
-		x.recursiveDoubling(recv, tmp)
-	}
-}
-
-// The non-power-of-two fold (Thakur, Rabenseifner and Gropp 2005, as in
-// MPICH): with pof2 the largest power of two ≤ n and rem = n - pof2, the
-// first 2·rem ranks pair up, each even one handing its vector to the odd
-// one above it, so that pof2 "new ranks" remain: new rank i < rem stands
-// for ranks 2i and 2i+1, new rank i ≥ rem for rank i+rem. New ranks are in
-// rank order and stand for consecutive ranks, so combining a lower new
-// rank's data before a higher one's keeps rank order.
-
-func fold(n int) (pof2, rem int) {
-	pof2 = highBit(n)
-	return pof2, n - pof2
-}
-
-// realRank returns the rank that new rank nr stands for (the odd one of a pair).
-func realRank(nr, rem int) int {
-	if nr < rem {
-		return 2*nr + 1
-	}
-	return nr + rem
-}
-
-// foldIn runs the fold on work (tmp: working memory of the same length) and
-// returns the caller's new rank, or -1 for an even rank of a pair.
-func (x *collCall) foldIn(work, tmp []byte, rem int) int {
-	me := x.c.rank
-	if me >= 2*rem {
-		return me - rem
-	}
-	if me%2 == 0 {
-		x.send(work, me+1, tagRedFold)
-		return -1
-	}
-	x.recv(tmp, me-1, tagRedFold)
-	x.reduceLower(work, tmp)
-	return me / 2
-}
-
-// foldOut hands the result back to the even ranks of the pairs.
-func (x *collCall) foldOut(work []byte, rem int) {
-	me := x.c.rank
-	if me >= 2*rem {
-		return
-	}
-	if me%2 == 1 {
-		x.send(work, me-1, tagRedFold)
-	} else {
-		x.recv(work, me+1, tagRedFold)
-	}
-}
-
-// recursiveDoubling allreduces work in place (MPICH's
-// MPIR_Allreduce_intra_recursive_doubling): partners at distances 1, 2,
-// 4, … exchange their whole vectors, so that each partial result covers an
-// aligned, growing range of new ranks, combined lower first.
-func (x *collCall) recursiveDoubling(work, tmp []byte) {
-	pof2, rem := fold(x.c.size)
-	nr := x.foldIn(work, tmp, rem)
-	if nr >= 0 {
-		for m := 1; m < pof2; m <<= 1 {
-			partner := nr ^ m
-			dst := realRank(partner, rem)
-			x.sendrecv(work, dst, tagRedRD, tmp, dst, tagRedRD)
-			if partner < nr {
-				x.reduceLower(work, tmp)
-			} else {
-				x.reduce(work, tmp)
-			}
-		}
-	}
-	x.foldOut(work, rem)
-}
-
-// rabenseifner allreduces work in place: a reduce-scatter by recursive
-// halving, then an allgather by recursive doubling (Rabenseifner 2004;
-// MPICH's MPIR_Allreduce_intra_reduce_scatter_allgather).
-func (x *collCall) rabenseifner(work, tmp []byte) {
-	pof2, rem := fold(x.c.size)
-	nr := x.foldIn(work, tmp, rem)
-	if nr >= 0 {
-		off := splitAt(len(work), pof2, 64)
-		lo, hi := x.halving(work, tmp, off, nr, pof2, rem)
-		x.doubling(work, off, nr, pof2, rem, lo, hi)
-	}
-	x.foldOut(work, rem)
-}
-
-// halving is the reduce-scatter half: at distances 1, 2, 4, … (so that
-// partial results cover aligned ranges of new ranks, for rank order) each
-// new rank keeps half of its segment range, the lower half when its bit is
-// 0, and combines the partner's half into it. It returns the one segment,
-// [lo, hi) in off, that new rank nr ends with (the bit reversal of nr).
-func (x *collCall) halving(work, tmp []byte, off []int, nr, pof2, rem int) (lo, hi int) {
-	lo, hi = 0, pof2
-	for m := 1; m < pof2; m <<= 1 {
-		partner := nr ^ m
-		dst := realRank(partner, rem)
-		mid := (lo + hi) / 2
-		klo, khi, slo, shi := lo, mid, mid, hi
-		if nr&m != 0 {
-			klo, khi, slo, shi = mid, hi, lo, mid
-		}
-		keep := work[off[klo]:off[khi]]
-		in := tmp[off[klo]:off[khi]]
-		x.sendrecv(work[off[slo]:off[shi]], dst, tagRedHalving, in, dst, tagRedHalving)
-		if partner < nr {
-			x.reduceLower(keep, in)
-		} else {
-			x.reduce(keep, in)
-		}
-		lo, hi = klo, khi
-	}
-	return lo, hi
-}
-
-// doubling is the allgather half: the halving's steps in reverse, each new
-// rank exchanging its assembled range for the partner's.
-func (x *collCall) doubling(work []byte, off []int, nr, pof2, rem, lo, hi int) {
-	for m := pof2 / 2; m >= 1; m >>= 1 {
-		dst := realRank(nr^m, rem)
-		size := hi - lo
-		olo, ohi := hi, hi+size
-		if nr&m != 0 {
-			olo, ohi = lo-size, lo
-		}
-		x.sendrecv(work[off[lo]:off[hi]], dst, tagRedDoubling, work[off[olo]:off[ohi]], dst, tagRedDoubling)
-		lo, hi = min(lo, olo), max(hi, ohi)
-	}
-}
-
-// segmentOf returns the segment the halving leaves with new rank nr: nr's
-// log2(pof2) bits reversed.
-func segmentOf(nr, pof2 int) int {
-	s := 0
-	for m := 1; m < pof2; m <<= 1 {
-		s <<= 1
-		if nr&m != 0 {
-			s |= 1
-		}
-	}
-	return s
-}
-
-// reduceBinomial reduces along a binomial tree rooted at rank 0, where each
-// rank's subtree is a range of ranks above it, so combining a child's
-// vector after one's own keeps rank order (MPICH does the same for
-// non-commutative ops); rank 0 then hands the result to the root.
-func (x *collCall) reduceBinomial(send, recv []byte, root int) {
-	n, me := x.c.size, x.c.rank
-	sc := x.c.scratch(2, len(send))
-	acc, tmp := sc[0], sc[1]
-	if me == 0 && root == 0 {
-		acc = recv
-	}
-	if !same(acc, send) {
-		copy(acc, send)
-	}
-	for m := 1; m < n; m <<= 1 {
-		if me&m != 0 {
-			x.send(acc, me-m, tagReduceBinom)
-			break
-		}
-		if me+m < n {
-			x.recv(tmp, me+m, tagReduceBinom)
-			x.reduce(acc, tmp)
-		}
-	}
-	if root != 0 {
-		switch me {
-		case 0:
-			x.send(acc, root, tagReduceHop)
-		case root:
-			x.recv(recv, 0, tagReduceHop)
-		}
-	}
-}
-
-// reduceFlat: the root receives the vectors in rank order and combines
-// each into the running result.
-func (x *collCall) reduceFlat(send, recv []byte, root int) {
-	n, me := x.c.size, x.c.rank
-	if me != root {
-		x.send(send, root, tagReduceFlat)
-		return
-	}
-	sc := x.c.scratch(2, len(send))
-	mine, tmp := send, sc[1]
-	if same(send, recv) && root != 0 {
-		mine = sc[0] // recv takes rank 0's vector first
-		copy(mine, send)
-	}
-	if root == 0 {
-		if !same(send, recv) {
-			copy(recv, send)
-		}
-	} else {
-		x.recv(recv, 0, tagReduceFlat)
-	}
-	for r := 1; r < n; r++ {
-		if r == root {
-			x.reduce(recv, mine)
-			continue
-		}
-		x.recv(tmp, r, tagReduceFlat)
-		x.reduce(recv, tmp)
-	}
-}
-
-// reduceRabenseifner: the fold and the halving of Rabenseifner's
-// allreduce, then every new rank sends its segment to the root.
-func (x *collCall) reduceRabenseifner(send, recv []byte, root int) {
-	me := x.c.rank
-	sc := x.c.scratch(2, len(send))
-	work, tmp := sc[0], sc[1]
-	copy(work, send)
-	pof2, rem := fold(x.c.size)
-	nr := x.foldIn(work, tmp, rem)
-	off := splitAt(len(work), pof2, 64)
-	if nr >= 0 {
-		lo, hi := x.halving(work, tmp, off, nr, pof2, rem)
-		if me == root {
-			copy(recv[off[lo]:off[hi]], work[off[lo]:off[hi]])
-		} else {
-			x.send(work[off[lo]:off[hi]], root, tagRedToRoot)
-		}
-	}
-	if me != root {
-		return
-	}
-	for j := 0; j < pof2; j++ {
-		if src := realRank(j, rem); src != me {
-			s := segmentOf(j, pof2)
-			x.irecv(recv[off[s]:off[s+1]], src, tagRedToRoot)
-		}
-	}
-	x.waitAll()
 }

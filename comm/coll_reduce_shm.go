@@ -1,5 +1,7 @@
 package comm
 
+import "github.com/mpgo/mpgo/comm/internal/coll"
+
 // The shared-memory reductions. Small vectors (replicated): every rank
 // stages its input, passes one gate, and each rank that needs a result
 // computes it from the staged inputs itself. Larger vectors (direct): one
@@ -9,19 +11,12 @@ package comm
 // output written once, by all ranks in parallel; a second gate ends the
 // call.
 
-// replicateLimit bounds the bytes (input × ranks) a rank reduces on its
-// own in the replicated variant: beyond, the second gate of the direct
-// variant costs less than the redundant work.
-const replicateLimit = 16 << 10
-
-func replicated(n, size int) bool { return n <= stageLimit && n*size <= replicateLimit }
-
 func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error) error {
 	sl := shmSlot{kind: kReduce, root: root, t: t, n: len(send), a: send, err: local}
 	if c.rank == root {
 		sl.b = recv
 	}
-	rep := replicated(len(send), c.size)
+	rep := coll.Staged(coll.Reduce, len(send), c.size)
 	c.publish(&sl, send, rep)
 	x, err := c.shmStart("reduce", sl)
 	if err != nil {
@@ -50,7 +45,7 @@ func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error
 
 func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error {
 	sl := shmSlot{kind: kAllreduce, t: t, n: len(send), a: send, b: recv, err: local}
-	rep := replicated(len(send), c.size)
+	rep := coll.Staged(coll.Allreduce, len(send), c.size)
 	c.publish(&sl, send, rep)
 	x, err := c.shmStart("allreduce", sl)
 	if err != nil {
@@ -107,7 +102,7 @@ func (c *Comm) scanShm(what string, send, recv []byte, t Type, op Op, exclusive 
 		kind = kExscan
 	}
 	sl := shmSlot{kind: kind, t: t, n: len(send), a: send, b: recv, err: local}
-	rep := replicated(len(send), c.size)
+	rep := coll.Staged(coll.Scan, len(send), c.size)
 	c.publish(&sl, send, rep)
 	x, err := c.shmStart(what, sl)
 	if err != nil {
@@ -164,7 +159,7 @@ func (c *Comm) reduceScatterShm(send, recv []byte, t Type, op Op, local error) e
 		k = len(recv) / c.size
 	}
 	sl := shmSlot{kind: kReduceScatter, t: t, n: len(send), a: send, err: local}
-	rep := len(send) <= stageLimit // each rank reduces only its block
+	rep := coll.Staged(coll.ReduceScatter, len(send), c.size) // each rank reduces only its block
 	c.publish(&sl, send, rep)
 	x, err := c.shmStart("reduce-scatter", sl)
 	if err != nil {

@@ -3,6 +3,8 @@ package comm
 import (
 	"fmt"
 	"reflect"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
 )
 
 // BcastValue broadcasts a Go value with encoding/gob: the root encodes
@@ -27,7 +29,7 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 	if c.size == 1 {
 		return local
 	}
-	if c.pick(CollBcast, func() Algorithm { return AlgBinomial }) == AlgSharedMemory {
+	if c.pick(coll.Bcast, coll.Value, 0) == coll.SharedMemory {
 		x, err := c.shmStart(what, shmSlot{kind: kBcastValue | kStaged, root: root, t: Value, a: enc, err: local})
 		if err != nil {
 			return err
@@ -41,7 +43,7 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 	// received (no copy in shared memory).
 	x := c.call(what, Value, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
 	n, me := c.size, c.rank
 	vr := (me - root + n) % n
@@ -52,31 +54,27 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 		b, st, err := x.c.RecvOwned(Value, parent, AnyTag)
 		switch {
 		case err != nil:
-			x.stop(err)
-		case isPoison(st.Tag):
-			x.fail(fmt.Errorf("comm: %s: rank %d failed: %w", what, parent, poisonClasses[st.Tag-tagPoison]))
+			x.Stop(err)
+		case x.Poisoned(st.Tag, parent):
 		case st.Tag != tagValue:
-			x.fail(fmt.Errorf("comm: %s: rank %d is in another collective (tag %d): %w", what, parent, st.Tag, ErrArg))
+			x.Fail(fmt.Errorf("comm: %s: rank %d is in another collective (tag %d): %w", what, parent, st.Tag, ErrArg))
 		default:
 			enc = b
 		}
 	}
-	for m := highBit(span - 1); m > 0 && x.fatal == nil; m >>= 1 {
+	for m := coll.HighBit(span - 1); m > 0 && !x.Stopped(); m >>= 1 {
 		if vr+m >= n {
 			continue
 		}
-		data, tag := enc, tagValue
-		if x.err != nil {
-			data, tag = nil, poisonTag(x.err)
-		}
+		data, tag := x.Outgoing(enc, tagValue)
 		if err := x.c.SendOwned(data, Value, (me+m)%n, tag); err != nil {
-			x.stop(err)
+			x.Stop(err)
 		}
 	}
-	if x.ok() && me != root {
-		x.fail(decodeValue(enc, ptr))
+	if x.OK() && me != root {
+		x.Fail(decodeValue(enc, ptr))
 	}
-	return x.result()
+	return x.Result()
 }
 
 // GatherValue gathers every member's v, encoded with encoding/gob, at the
@@ -121,7 +119,7 @@ func (c *Comm) GatherValue(v any, out any, root int) error {
 		}
 		return decodeAll(func(int) []byte { return enc })
 	}
-	if c.pick(CollGather, func() Algorithm { return AlgFlat }) == AlgSharedMemory {
+	if c.pick(coll.Gather, coll.Value, 0) == coll.SharedMemory {
 		x, err := c.shmStart(what, shmSlot{kind: kGatherValue | kStaged, root: root, t: Value, a: enc, err: local})
 		if err != nil {
 			return err
@@ -133,39 +131,35 @@ func (c *Comm) GatherValue(v any, out any, root int) error {
 	}
 	x := c.call(what, Value, nil)
 	if local != nil {
-		x.fail(local)
+		x.Fail(local)
 	}
 	cc := x.c
 	if c.rank != root {
-		data, tag := enc, tagGatherValue
-		if x.err != nil {
-			data, tag = nil, poisonTag(x.err)
-		}
+		data, tag := x.Outgoing(enc, tagGatherValue)
 		if err := cc.SendOwned(data, Value, root, tag); err != nil {
-			x.stop(err)
+			x.Stop(err)
 		}
-		return x.result()
+		return x.Result()
 	}
 	encs := make([][]byte, c.size)
 	encs[root] = enc
-	for i := 0; i < c.size && x.fatal == nil; i++ {
+	for i := 0; i < c.size && !x.Stopped(); i++ {
 		if i == root {
 			continue
 		}
 		b, st, err := cc.RecvOwned(Value, i, AnyTag)
 		switch {
 		case err != nil:
-			x.stop(err)
-		case isPoison(st.Tag):
-			x.fail(fmt.Errorf("comm: %s: rank %d failed: %w", what, i, poisonClasses[st.Tag-tagPoison]))
+			x.Stop(err)
+		case x.Poisoned(st.Tag, i):
 		case st.Tag != tagGatherValue:
-			x.fail(fmt.Errorf("comm: %s: rank %d is in another collective (tag %d): %w", what, i, st.Tag, ErrArg))
+			x.Fail(fmt.Errorf("comm: %s: rank %d is in another collective (tag %d): %w", what, i, st.Tag, ErrArg))
 		default:
 			encs[i] = b
 		}
 	}
-	if x.ok() {
-		x.fail(decodeAll(func(i int) []byte { return encs[i] }))
+	if x.OK() {
+		x.Fail(decodeAll(func(i int) []byte { return encs[i] }))
 	}
-	return x.result()
+	return x.Result()
 }
