@@ -34,9 +34,13 @@ import (
 //     A call whose ranks read each other's own buffers (direct) ends with
 //     a second gate, after which nobody touches them.
 //   - gate.pass is a barrier: count counts arrivals; the waiters of a
-//     generation wait on one request, posted by the first arriver and
-//     completed by the last (or failed by an abort or the deadlock
-//     detector, which see it as an ordinary posted receive). The last
+//     generation wait on one request, cur's, posted by an arriver that
+//     found cur nil and won the CAS that installs it (one that lost
+//     retracts its own), and completed by the last arriver (or failed by
+//     an abort or the deadlock detector, which see it as an ordinary
+//     posted receive). Every arriver loads cur before it counts itself,
+//     so the last one to count finds every other already waiting on, or
+//     about to wait on, the same request. The last
 //     arriver resets count and cur before it completes the request, so the
 //     next generation starts clean; nobody of the next generation can
 //     arrive before that completion.
