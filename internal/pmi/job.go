@@ -18,14 +18,16 @@
 // after a [Job.Fence] that every process calls. Keys and values are
 // printable ASCII without spaces or '='; callers hex-encode binary values.
 //
-// The package knows nothing of mpgo's messages; package comm builds its
-// TCP backend on it.
+// The package knows nothing of mpgo's messages; the root package joins a
+// process to its job through it, and the backends open from its store.
 package pmi
 
 import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/mpgo/mpgo/comm/device"
 )
 
 // Sentinel errors.
@@ -45,34 +47,12 @@ var (
 )
 
 // Job is this process's view of the job the launcher started: its rank,
-// the job's size, and a key-value space shared by the job's processes.
+// the job's size, and a key-value space shared by the job's processes. It
+// is the boundary's key-value store, device.KV, which backends open from;
+// here Get's errors wrap ErrNotFound for a key nobody put.
 //
 // Implementations are safe for concurrent use; calls are serialized.
-type Job interface {
-	// Rank is this process's index in [0, Size).
-	Rank() int
-	// Size is the number of processes in the job.
-	Size() int
-	// LocalRank and LocalSize describe the processes on this node: this
-	// one's index among them and their number.
-	LocalRank() int
-	LocalSize() int
-	// Put stores a pair for the other processes to Get after the next
-	// Fence. key and value are printable ASCII without spaces or '='.
-	Put(key, value string) error
-	// Fence returns once every process of the job called it; the pairs
-	// put before it are visible to Get from then on.
-	Fence() error
-	// Get returns the value another process put before the last Fence,
-	// or an error wrapping ErrNotFound.
-	Get(key string) (string, error)
-	// Abort asks the launcher to end the whole job with exit status code.
-	// The launcher may kill this process before Abort returns.
-	Abort(code int, msg string) error
-	// Finalize tells the launcher this process leaves the job normally
-	// and releases the connection to it.
-	Finalize() error
-}
+type Job = device.KV
 
 // checkWord reports whether s can travel as a key or value: printable
 // ASCII, no spaces, no '=' (the protocol's separators), not empty.
