@@ -1,7 +1,6 @@
 package devicetest_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -9,15 +8,38 @@ import (
 	"github.com/mpgo/mpgo/comm/device/devicetest"
 )
 
+// playLoopback is the Loopback device's [devicetest.Harness]: the
+// processes are worlds of this one ([devicetest.Run]), and a shape's eager
+// limit of zero is comm's default, over the device as in process.
+func playLoopback(t testing.TB, s devicetest.Shape, fn func(w *comm.Comm) error) []error {
+	t.Helper()
+	eager := s.Eager
+	if eager == 0 {
+		eager = comm.DefaultEagerLimit
+	}
+	layout := devicetest.Blocks(s.Procs, s.Ranks)
+	devs, _ := devicetest.Loopbacks(s.Procs, layout, eager)
+	errs, err := devicetest.Run(devs, layout, s.Eager, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errs
+}
+
 // The conformance suite over the in-memory loopback device: a backend
 // written against package device alone carries every semantic the engine
-// has, with one rank per process, several, and a small eager limit that
-// sends most messages by rendezvous.
-func TestSemanticsOverLoopback(t *testing.T) {
+// has, failures included.
+func TestBackendOverLoopback(t *testing.T) {
+	devicetest.TestBackend(t, playLoopback)
+}
+
+// The semantics suite crosses the devices (Run routes every message
+// between processes through them) on both of their paths: eager copies
+// and rendezvous pulled from the sender's buffer; with a device eager
+// limit of zero, every message between processes goes by rendezvous.
+func TestLoopbackCarriesSemantics(t *testing.T) {
 	for _, tt := range []struct{ procs, k, eager int }{
-		{4, 1, 64 << 10},
-		{2, 2, 64 << 10},
-		{3, 1, 1024},
+		{2, 2, comm.DefaultEagerLimit},
 		{2, 3, 0},
 	} {
 		t.Run(fmt.Sprintf("%dx%d/eager=%d", tt.procs, tt.k, tt.eager), func(t *testing.T) {
@@ -41,33 +63,5 @@ func TestSemanticsOverLoopback(t *testing.T) {
 				t.Errorf("the devices sent %d messages and pulled %d rendezvous: the suite did not cross them", sent, pulled)
 			}
 		})
-	}
-}
-
-// A process that finishes while another still waits for it: the waiting
-// receive fails with ErrPeerLost, not a hang.
-func TestLoopbackPeerFinished(t *testing.T) {
-	layout := devicetest.Blocks(2, 1)
-	devs, _ := devicetest.Loopbacks(2, layout, 1024)
-	errs, err := devicetest.Run(devs, layout, 0, func(w *comm.Comm) error {
-		if w.Rank() == 1 { // returns once rank 0's receive is posted
-			_, err := w.Recv(nil, comm.Byte, 0, 1)
-			return err
-		}
-		r, err := w.Irecv(make([]byte, 8), comm.Byte, 1, 0)
-		if err != nil {
-			return err
-		}
-		if err := w.Send(nil, comm.Byte, 1, 1); err != nil {
-			return err
-		}
-		_, err = r.Wait()
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !errors.Is(errs[0], comm.ErrPeerLost) || errors.Is(errs[0], comm.ErrAborted) {
-		t.Errorf("receive from a finished process: %v, want ErrPeerLost alone", errs[0])
 	}
 }

@@ -4,13 +4,16 @@
 // [Semantics] is the suite that any world of two or more ranks must pass,
 // whatever backend carries its messages: matching order, wildcards,
 // truncation and type errors, every protocol size, windows of Isends,
-// communicators, collectives and values. [Run] plays the processes of a
+// communicators, collectives and values. [TestBackend] is a backend's
+// whole conformance test: that suite on jobs of several shapes, and the
+// failure semantics (a process that finishes early, one that dies), over
+// jobs that the backend's [Harness] plays. [Run] plays the processes of a
 // job as worlds of one process joined by a backend's devices, and
 // [Loopback] is an in-memory device written against package device alone,
-// the model of a new backend. Every backend runs the suite: the engine
+// the model of a new backend. Every backend runs TestBackend: the engine
 // over Loopback (this package's tests), the TCP and RDMA backends over
-// their own devices in process, and cmd/mpcheck under a real launcher
-// (mpiexec -n 4).
+// their own devices in process; cmd/mpcheck runs Semantics under a real
+// launcher (mpiexec -n 4).
 package devicetest
 
 import (
