@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
 )
 
 // The TCP device against raw TCP, in one process: two jobs joined over
@@ -64,7 +65,7 @@ func benchRaw(b *testing.B, serve, main func(c net.Conn)) {
 // joined by the TCP backend; rank 0 times it, from a barrier after
 // prepare to the loop's return.
 func benchTCP(b *testing.B, prepare func(w *comm.Comm) (loop func() error)) {
-	errs := runTCP(b, 2, 1, func(w *comm.Comm) error {
+	errs := playTCP(b, devicetest.Shape{Procs: 2, Ranks: 1}, func(w *comm.Comm) error {
 		loop := prepare(w)
 		if err := w.Barrier(); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
 	"github.com/mpgo/mpgo/internal/job"
 	"github.com/mpgo/mpgo/internal/pmi"
 )
@@ -53,6 +54,17 @@ func Join(t testing.TB, procs int, cfg job.Config, open job.Opener) []*job.Job {
 		}
 	}
 	return jobs
+}
+
+// Harness returns the [devicetest.Harness] of the backend whose device
+// open(eager) opens with eager as its eager limit (zero: its default):
+// each job is joined with [Join] and played with [Run].
+func Harness(open func(eager int) job.Opener) devicetest.Harness {
+	return func(t testing.TB, s devicetest.Shape, fn func(w *comm.Comm) error) []error {
+		t.Helper()
+		cfg := job.Config{RanksPerProcess: s.Ranks, EagerLimit: s.Eager}
+		return Run(t, Join(t, s.Procs, cfg, open(s.Eager)), fn)
+	}
 }
 
 // Run runs fn on every rank of jobs (each a process of one job, on any
