@@ -73,6 +73,10 @@ var semanticsShapes = []Shape{
 //     [comm.ErrPeerLost] and [comm.ErrAborted], within 10 seconds of the
 //     job's start, never a hang.
 //
+// The subtests are named Semantics/, EarlyFinish/ and PeerLost/ followed
+// by the job's [Shape]: a harness that cannot play one of them here (a
+// provider's limit, say) skips it by that name with t.Skip, saying why.
+//
 // The failure tests send messages of up to 9000 bytes that must go
 // eagerly under the backend's default eager limit (Shape.Eager zero): a
 // process finishes early only once its sends completed.
