@@ -48,7 +48,10 @@
 //
 // # Conformance
 //
-// Package devicetest holds the semantics suite every backend must pass,
-// as testing/fstest does for file systems, and an in-memory device
-// written against this package alone.
+// Package devicetest holds the conformance suite every backend must pass,
+// as testing/fstest does for file systems: devicetest.TestBackend runs the
+// semantics suite and the failure semantics (a process that finishes
+// early, one that dies) over jobs a backend's harness plays. Its Loopback
+// is an in-memory device written against this package alone: the model of
+// a new backend, and the engine's test double.
 package device

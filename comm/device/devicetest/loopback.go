@@ -25,6 +25,7 @@ import (
 //   - mu (one per job, shared by its devices) guards every device's
 //     engine, closed flag and the rendezvous not yet pulled (pending);
 //     no engine method is called while it is held.
+//   - Lock order: the destination's arriving (read), then mu.
 //   - Arrive for a (src, dst) pair is called on the sending rank's
 //     goroutine, inside Send, so the pair's messages arrive in the order
 //     they were sent.
@@ -39,6 +40,12 @@ type Loopback struct {
 	engine  device.Engine // guarded by job.mu
 	closed  bool          // guarded by job.mu
 	pending map[*rendezvous]struct{}
+
+	// arriving is held (read) by every Send to this process from its check
+	// that the process is open until its Arrive returns; Close takes it
+	// (write) once closed is set, so that no arrival reaches the engine
+	// after Close returned (the world closes next).
+	arriving sync.RWMutex
 
 	sent, pulled int // messages handed to Send, rendezvous pulled; guarded by job.mu
 }
@@ -76,12 +83,14 @@ func (d *Loopback) Start(e device.Engine) error {
 // Send implements [device.Device].
 func (d *Loopback) Send(src, dst int, env device.Envelope, data []byte, done func(error)) error {
 	j := d.job
+	to := j.devs[j.owner(dst)]
+	to.arriving.RLock() // to's Close waits for this arrival
+	defer to.arriving.RUnlock()
 	j.mu.Lock()
 	if d.closed {
 		j.mu.Unlock()
 		return fmt.Errorf("devicetest: loopback of process %d: %w", d.proc, device.ErrClosed)
 	}
-	to := j.devs[j.owner(dst)]
 	if to.closed || to.engine == nil {
 		j.mu.Unlock()
 		return fmt.Errorf("devicetest: process %d: %w", to.proc, device.ErrPeerLost)
@@ -142,6 +151,8 @@ func (d *Loopback) Close() error {
 		left = append(left, rv)
 	}
 	j.mu.Unlock()
+	d.arriving.Lock() // the arrivals in flight are over; later ones see closed
+	d.arriving.Unlock()
 	for _, e := range others {
 		if aborted {
 			e.PeerLost(fmt.Errorf("devicetest: process %d: %w", d.proc, device.ErrPeerLost))
