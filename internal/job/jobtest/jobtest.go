@@ -6,10 +6,8 @@ package jobtest
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device/devicetest"
@@ -68,42 +66,13 @@ func Harness(open func(eager int) job.Opener) devicetest.Harness {
 }
 
 // Run runs fn on every rank of jobs (each a process of one job, on any
-// backend) and closes them; it returns the ranks' errors. A rank whose fn
-// fails aborts its world, whose device then closes abruptly (the others
-// see the process lost); the others close gracefully once their ranks
-// returned, each on its own schedule. A job that runs for two minutes
-// panics as a hang.
+// backend) and closes them, as devicetest.Play does; it returns the
+// ranks' errors.
 func Run(t testing.TB, jobs []*job.Job, fn func(w *comm.Comm) error) []error {
 	t.Helper()
-	errs := make([]error, jobs[0].World().Size())
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := j.World()
-			var ranks sync.WaitGroup
-			for _, r := range j.Ranks() {
-				ranks.Add(1)
-				go func() {
-					defer ranks.Done()
-					defer w.RankDone(r)
-					if err := fn(w.Comm(r)); err != nil {
-						errs[r] = err
-						w.Abort()
-					}
-				}()
-			}
-			ranks.Wait()
-			j.Close()
-		}()
+	procs := make([]devicetest.Process, len(jobs))
+	for i, j := range jobs {
+		procs[i] = j
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(120 * time.Second):
-		panic(fmt.Sprintf("jobtest: the job hangs; errors so far: %v", errs))
-	}
-	return errs
+	return devicetest.Play(procs, fn)
 }
