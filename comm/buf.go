@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mpgo/mpgo/buffer"
+	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
 // SendBuf hands b to rank dst, elements of type t: the receiver of a
@@ -22,9 +23,9 @@ func (c *Comm) SendBuf(b *buffer.Buf, t Type, dst, tag int) error {
 	if err := c.checkSend(data, t, dst, tag); err != nil {
 		return err
 	}
-	if !c.ep.w.isLocal(c.worldOf(dst)) {
+	if !c.ep.IsLocal(c.worldOf(dst)) {
 		// Across processes the bytes are sent; b is the caller's again.
-		return c.send(data, t, dst, tag, modeStandard)
+		return c.send(data, t, dst, tag, engine.ModeStandard)
 	}
 	if err := b.Acquire(); err != nil {
 		return fmt.Errorf("comm: SendBuf: %w: %w", ErrArg, err)
@@ -46,8 +47,8 @@ func (c *Comm) RecvBuf(t Type, src, tag int) (*buffer.Buf, Status, error) {
 	if err != nil {
 		return nil, Status{}, err
 	}
-	c.wait(r)
-	got := r.gotBuf
+	r.WaitPooled()
+	got := r.GotBuf()
 	st, _, err := c.finish(r)
 	if err != nil {
 		if got != nil {
@@ -59,18 +60,19 @@ func (c *Comm) RecvBuf(t Type, src, tag int) (*buffer.Buf, Status, error) {
 }
 
 // startSendAttached is startSend in owned mode with b travelling along.
-func (c *Comm) startSendAttached(data []byte, t Type, dst, tag int, b *buffer.Buf) (*Request, error) {
-	r := c.newReq(kindSend, true)
-	r.mode, r.typ, r.buf, r.att = modeOwned, t, data, b
+func (c *Comm) startSendAttached(data []byte, t Type, dst, tag int, b *buffer.Buf) (*engine.Request, error) {
+	r := c.newReq(engine.KindSend, true)
+	r.SetSend(engine.ModeOwned, engine.Type(t), data)
+	r.SetAttached(b)
 	return c.postSend(r, dst, tag, true)
 }
 
 // startRecvAs posts a pooled receive that delivers a Buf.
-func (c *Comm) startRecvAs(t Type, src, tag int) (*Request, error) {
+func (c *Comm) startRecvAs(t Type, src, tag int) (*engine.Request, error) {
 	if err := c.checkRecv(t, src, tag); err != nil {
 		return nil, err
 	}
-	r := c.newReq(kindRecv, true)
-	r.typ, r.owned, r.asBuf = t, true, true
+	r := c.newReq(engine.KindRecv, true)
+	r.SetRecvBuf(engine.Type(t))
 	return c.postRecv(r, src, tag, true)
 }

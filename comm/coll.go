@@ -234,7 +234,7 @@ func (c *Comm) sharedMemory() bool {
 	if st.local == 0 {
 		st.local = 1
 		for i := 0; i < c.size; i++ {
-			if !c.ep.w.isLocal(c.worldOf(i)) {
+			if !c.ep.IsLocal(c.worldOf(i)) {
 				st.local = -1
 				break
 			}

@@ -65,20 +65,8 @@ func (x *collCall) status(st Status) coll.Status {
 // batch) and returns its outcome.
 func (x *collCall) wait(r *Request) (Status, error) {
 	if x.quiet {
-		if !r.done() && !r.ev.poll(r.ep.w.yields) && !x.c.ep.drive(r) {
-			ep := x.c.ep
-			r.quiet.Store(quietSleeping)
-			ep.helpers.Add(-1)
-			r.ev.sleep(false)
-			// complete counted this helper back in before it woke it,
-			// unless r completed before it could see quietSleeping.
-			if r.quiet.CompareAndSwap(quietSleeping, quietNone) {
-				ep.helpers.Add(1)
-			}
-			r.quiet.Store(quietNone)
-			ep.parks.Add(1) // a wake-up, for the detector's second look
-		}
-		return r.result()
+		st, err := r.e().WaitQuiet()
+		return Status(st), err
 	}
 	return r.Wait()
 }
@@ -121,7 +109,7 @@ func (x *collCall) Sendrecv(sbuf []byte, dst, stag int, rbuf []byte, src int) (c
 	}
 	sr, err := x.c.Isend(sbuf, x.t, dst, stag)
 	if err != nil {
-		x.c.ep.retract(rr, ErrCanceled)
+		rr.e().Retract(ErrCanceled)
 		return coll.Status{}, err
 	}
 	st, rerr := x.wait(rr)
@@ -152,4 +140,4 @@ func (x *collCall) Wait(r coll.Request) (coll.Status, error) {
 	return x.status(st), err
 }
 
-func (x *collCall) Withdraw(r coll.Request) { x.c.ep.retract(r.(*Request), ErrCanceled) }
+func (x *collCall) Withdraw(r coll.Request) { r.(*Request).e().Retract(ErrCanceled) }

@@ -37,7 +37,7 @@ func (c *Comm) hier() *hierComms {
 		return st.hier
 	}
 	st.hierSeen = true
-	process := c.ep.w.process
+	process := c.ep.Process()
 	if process == nil || c.sharedMemory() {
 		return nil
 	}

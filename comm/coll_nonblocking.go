@@ -101,14 +101,14 @@ func (c *Comm) startNB(what string, t Type, op Op, local error, run func(x *coll
 	x.Fail(local)
 	if c.size == 1 {
 		run(x)
-		c.ep.retract(r, x.Result())
-		return r, nil
+		r.Retract(x.Result())
+		return user(r), nil
 	}
-	c.ep.helpers.Add(1) // running from now: see collCall.quiet
+	c.ep.AddHelper(1) // running from now: see engine.Request.WaitQuiet
 	go func() {
 		run(x)
-		c.ep.retract(r, x.Result())
-		c.ep.helpers.Add(-1)
+		r.Retract(x.Result())
+		c.ep.AddHelper(-1)
 	}()
-	return r, nil
+	return user(r), nil
 }

@@ -2,9 +2,10 @@ package comm
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
 // The shared-memory collectives' common machinery: a table the ranks of a
@@ -118,7 +119,7 @@ type gate struct {
 // gateGen is one generation of a gate: the request its waiters wait on and
 // that request's Done channel (taken once: Done locks).
 type gateGen struct {
-	r    *Request
+	r    *engine.Request
 	done <-chan struct{}
 }
 
@@ -192,7 +193,7 @@ func (g *gate) pass(c *Comm) error {
 		if g.cur.CompareAndSwap(nil, ng) {
 			gg = ng
 		} else {
-			c.ep.retract(ng.r, nil) // another arriver was first
+			ng.r.Retract(nil) // another arriver was first
 			gg = g.cur.Load()
 		}
 	}
@@ -200,14 +201,14 @@ func (g *gate) pass(c *Comm) error {
 	if g.count.Add(1) == g.n {
 		g.count.Store(0)
 		g.cur.Store(nil)
-		if c.ep.retract(r, nil) {
+		if r.Retract(nil) {
 			return nil
 		}
 		// Failed meanwhile (an abort, a deadlock): report it like the others.
 	} else {
-		c.ep.waitShared(r, gg.done)
+		c.ep.WaitShared(r, gg.done)
 	}
-	if _, err := r.result(); err != nil {
+	if _, err := r.Result(); err != nil {
 		return fmt.Errorf("comm: collective on %s: %w", c, err)
 	}
 	return nil
@@ -222,23 +223,6 @@ func (c *Comm) gateGen() (*gateGen, error) {
 		return nil, err
 	}
 	return &gateGen{r: r, done: r.Done()}, nil
-}
-
-// waitShared blocks until r completes (done is r.Done()). Unlike park, any
-// number of goroutines (of different ranks) may wait on r, all woken at
-// once by the close of done; each is recorded as parked on r for the
-// deadlock detector.
-func (ep *endpoint) waitShared(r *Request, done <-chan struct{}) {
-	for i := 0; i < ep.w.yields && !r.done(); i++ {
-		runtime.Gosched()
-	}
-	if r.done() {
-		return
-	}
-	ep.parks.Add(1)
-	ep.waitOne.Store(r)
-	<-done
-	ep.waitOne.Store(nil)
 }
 
 // shmCall is one rank's shared-memory collective in progress.

@@ -2,8 +2,9 @@ package comm
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
+
+	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
 // Comm is a communicator: a group of ranks and a context of its own, so that
@@ -15,7 +16,7 @@ import (
 // by several goroutines of its rank at once, except Dup and Split, which
 // every member must call in the same order.
 type Comm struct {
-	ep    *endpoint
+	ep    *engine.Endpoint
 	ctx   uint64 // point-to-point context; ctx|1 is the collective context
 	rank  int
 	size  int
@@ -28,7 +29,7 @@ type Comm struct {
 }
 
 // newComm returns a communicator and its collective twin.
-func newComm(ep *endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
+func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
 	c := &Comm{ep: ep, ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: new(atomic.Bool)}
 	cc := *c
 	cc.ctx |= 1
@@ -52,6 +53,14 @@ func (c *Comm) String() string {
 	return c.name
 }
 
+// peerOf returns the world rank of member r, or AnySource for AnySource.
+func (c *Comm) peerOf(r int) int {
+	if r == AnySource {
+		return AnySource
+	}
+	return c.worldOf(r)
+}
+
 // worldOf returns the world rank of member r.
 func (c *Comm) worldOf(r int) int {
 	if c.ranks == nil {
@@ -60,52 +69,17 @@ func (c *Comm) worldOf(r int) int {
 	return c.ranks[r]
 }
 
-var reqPool = sync.Pool{New: func() any {
-	r := &Request{pooled: true}
-	r.ev.arm()
-	r.ev.wake = make(chan struct{}, 1)
-	return r
-}}
-
 // newReq returns a request for an operation on c. A pooled request serves a
 // blocking call and goes back to the pool in finish; any other is the
 // caller's.
-func (c *Comm) newReq(kind reqKind, pooled bool) *Request {
-	var r *Request
-	if pooled {
-		if r = c.ep.spare.Swap(nil); r == nil {
-			r = reqPool.Get().(*Request)
-		}
-	} else {
-		r = &Request{}
-		r.ev.arm()
-	}
-	r.kind, r.ep, r.comm, r.ctx = kind, c.ep, c, c.ctx
-	return r
-}
-
-// wait waits for a pooled request to complete (it may be called before
-// finish, to read results finish does not return).
-func (c *Comm) wait(r *Request) {
-	if !r.ev.poll(r.ep.w.yields) {
-		c.ep.park(r, true)
-	}
+func (c *Comm) newReq(kind engine.Kind, pooled bool) *engine.Request {
+	return c.ep.NewRequest(kind, pooled, c.ctx, c)
 }
 
 // finish waits for a pooled request, returns its outcome and recycles it.
-func (c *Comm) finish(r *Request) (Status, []byte, error) {
-	c.wait(r)
-	st, err := r.result()
-	got := r.got
-	r.ev.rearm() // the event's mutex is locked again: armed
-	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, modeStandard
-	r.asBuf, r.gotBuf, r.att = false, nil, nil
-	r.from, r.fromLen, r.sink = nil, 0, nil
-	r.comm, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
-	if !c.ep.spare.CompareAndSwap(nil, r) {
-		reqPool.Put(r)
-	}
-	return st, got, err
+func (c *Comm) finish(r *engine.Request) (Status, []byte, error) {
+	st, got, err := r.Finish()
+	return Status(st), got, err
 }
 
 func (c *Comm) usable() error {
@@ -115,7 +89,7 @@ func (c *Comm) usable() error {
 	if c.freed != nil && c.freed.Load() {
 		return fmt.Errorf("comm: %s was freed: %w", c, ErrClosed)
 	}
-	return c.ep.w.failure()
+	return c.ep.Err()
 }
 
 func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
@@ -136,7 +110,7 @@ func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
 
 func (c *Comm) checkRecv(t Type, src, tag int) error {
 	if err := c.usable(); err != nil {
-		return fmt.Errorf("comm: recv from %s tag %s: %w", rankStr(src), tagStr(tag), err)
+		return fmt.Errorf("comm: recv from %s tag %s: %w", engine.RankStr(src), engine.TagStr(tag), err)
 	}
 	if src != AnySource && (src < 0 || src >= c.size) {
 		return fmt.Errorf("comm: recv from rank %d of %d: %w", src, c.size, ErrRank)
@@ -152,65 +126,53 @@ func (c *Comm) checkRecv(t Type, src, tag int) error {
 
 // startSend validates and starts a send; the request is pooled for blocking
 // calls.
-func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode sendMode, pooled bool) (*Request, error) {
+func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled bool) (*engine.Request, error) {
 	if dst == ProcNull {
-		return c.procNull(kindSend, t, tag, pooled)
+		return c.procNull(engine.KindSend, t, tag, pooled)
 	}
 	if err := c.checkSend(buf, t, dst, tag); err != nil {
 		return nil, err
 	}
-	r := c.newReq(kindSend, pooled)
-	r.mode, r.typ, r.buf = mode, t, buf
+	r := c.newReq(engine.KindSend, pooled)
+	r.SetSend(mode, engine.Type(t), buf)
 	return c.postSend(r, dst, tag, pooled)
 }
 
-func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (*Request, error) {
+func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (*engine.Request, error) {
 	if src == ProcNull {
-		return c.procNull(kindRecv, t, tag, pooled)
+		return c.procNull(engine.KindRecv, t, tag, pooled)
 	}
 	if err := c.checkRecv(t, src, tag); err != nil {
 		return nil, err
 	}
-	r := c.newReq(kindRecv, pooled)
-	r.typ, r.buf, r.owned = t, buf, owned
+	r := c.newReq(engine.KindRecv, pooled)
+	r.SetRecv(engine.Type(t), buf, owned)
 	return c.postRecv(r, src, tag, pooled)
 }
 
 // postSend addresses send r (from newReq, its payload set) to rank dst
 // with tag and starts it. If it cannot start, a pooled r goes back to the
 // pool and the error names the send.
-func (c *Comm) postSend(r *Request, dst, tag int, pooled bool) (*Request, error) {
-	r.src, r.tag, r.to, r.peer = c.rank, tag, dst, c.worldOf(dst)
-	if err := c.ep.startSend(r); err != nil {
-		return nil, c.unpost(r, err, pooled)
+func (c *Comm) postSend(r *engine.Request, dst, tag int, pooled bool) (*engine.Request, error) {
+	if err := r.StartSend(c.rank, dst, c.worldOf(dst), tag, pooled); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
 // postRecv is postSend for receive r, from src (or AnySource).
-func (c *Comm) postRecv(r *Request, src, tag int, pooled bool) (*Request, error) {
-	r.src, r.tag, r.peer = src, tag, AnySource
+func (c *Comm) postRecv(r *engine.Request, src, tag int, pooled bool) (*engine.Request, error) {
+	peer := AnySource
 	if src != AnySource {
-		r.peer = c.worldOf(src)
+		peer = c.worldOf(src)
 	}
-	if err := c.ep.startRecv(r); err != nil {
-		return nil, c.unpost(r, err, pooled)
+	if err := r.StartRecv(src, peer, tag, pooled); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
-// unpost describes the error that kept r from starting and, if r is
-// pooled, puts it back (after describing it: finish clears r).
-func (c *Comm) unpost(r *Request, err error, pooled bool) error {
-	err = r.describeErr(err)
-	if pooled {
-		r.complete(Status{}, nil)
-		c.finish(r)
-	}
-	return err
-}
-
-func (c *Comm) send(buf []byte, t Type, dst, tag int, mode sendMode) error {
+func (c *Comm) send(buf []byte, t Type, dst, tag int, mode engine.Mode) error {
 	r, err := c.startSend(buf, t, dst, tag, mode, true)
 	if err != nil {
 		return err
@@ -222,42 +184,42 @@ func (c *Comm) send(buf []byte, t Type, dst, tag int, mode sendMode) error {
 // Send sends buf, elements of type t, to rank dst with tag (standard mode:
 // it returns once buf may be reused).
 func (c *Comm) Send(buf []byte, t Type, dst, tag int) error {
-	return c.send(buf, t, dst, tag, modeStandard)
+	return c.send(buf, t, dst, tag, engine.ModeStandard)
 }
 
 // Ssend sends in synchronous mode: it returns only once the matching
 // receive has started.
 func (c *Comm) Ssend(buf []byte, t Type, dst, tag int) error {
-	return c.send(buf, t, dst, tag, modeSync)
+	return c.send(buf, t, dst, tag, engine.ModeSync)
 }
 
 // SendOwned hands buf itself to the receiver: no copy is made when the
 // receive is a RecvOwned. The caller must not touch buf afterwards.
 func (c *Comm) SendOwned(buf []byte, t Type, dst, tag int) error {
-	return c.send(buf, t, dst, tag, modeOwned)
+	return c.send(buf, t, dst, tag, engine.ModeOwned)
 }
 
 // Isend starts a standard-mode send. buf must not be modified until the
 // request completes.
 func (c *Comm) Isend(buf []byte, t Type, dst, tag int) (*Request, error) {
-	return c.isend(buf, t, dst, tag, modeStandard)
+	return c.isend(buf, t, dst, tag, engine.ModeStandard)
 }
 
 // Issend starts a synchronous-mode send.
 func (c *Comm) Issend(buf []byte, t Type, dst, tag int) (*Request, error) {
-	return c.isend(buf, t, dst, tag, modeSync)
+	return c.isend(buf, t, dst, tag, engine.ModeSync)
 }
 
 // IsendOwned starts a SendOwned: buf is handed over, and the caller must
 // not touch it afterwards.
 func (c *Comm) IsendOwned(buf []byte, t Type, dst, tag int) (*Request, error) {
-	return c.isend(buf, t, dst, tag, modeOwned)
+	return c.isend(buf, t, dst, tag, engine.ModeOwned)
 }
 
 // isend starts a non-blocking send on a pooled request. A send that
 // completed at once goes back to the pool and the caller gets the shared
 // completedSend; one still in flight becomes the caller's.
-func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode sendMode) (*Request, error) {
+func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Request, error) {
 	r, err := c.startSend(buf, t, dst, tag, mode, true)
 	if err != nil {
 		return nil, err
@@ -265,19 +227,10 @@ func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode sendMode) (*Request,
 	return c.release(r), nil
 }
 
-// release turns a pooled send request just started into the caller's: the
-// shared completedSend when it completed at once (r goes back to the
+// release turns a pooled send request just started into the caller's: a
+// shared completed request when it completed at once (r goes back to the
 // pool), otherwise r itself.
-func (c *Comm) release(r *Request) *Request {
-	if r.done() && r.err == nil {
-		c.finish(r)
-		return completedSend
-	}
-	// Nobody can sleep on r yet, so it may switch to the mutex wake-up
-	// that any number of waiters can share.
-	r.pooled, r.ev.wake = false, nil
-	return r
-}
+func (c *Comm) release(r *engine.Request) *Request { return user(r.Release()) }
 
 // Recv receives a message of type t from src (or AnySource) with tag (or
 // AnyTag) into buf. Status.Count is in elements of t. A message longer than
@@ -295,7 +248,8 @@ func (c *Comm) Recv(buf []byte, t Type, src, tag int) (Status, error) {
 // Irecv starts a receive into buf, which must not be touched until the
 // request completes.
 func (c *Comm) Irecv(buf []byte, t Type, src, tag int) (*Request, error) {
-	return c.startRecv(buf, t, src, tag, false, false)
+	r, err := c.startRecv(buf, t, src, tag, false, false)
+	return user(r), err
 }
 
 // RecvOwned receives a message as a slice of its own: the sender's slice
@@ -319,8 +273,8 @@ func (c *Comm) Sendrecv(send []byte, st Type, dst, stag int, recv []byte, rt Typ
 	if err != nil {
 		return Status{}, err
 	}
-	if err := c.send(send, st, dst, stag, modeStandard); err != nil {
-		c.ep.retract(r, ErrCanceled)
+	if err := c.send(send, st, dst, stag, engine.ModeStandard); err != nil {
+		r.Retract(ErrCanceled)
 		c.finish(r)
 		return Status{}, err
 	}
@@ -331,7 +285,7 @@ func (c *Comm) Sendrecv(send []byte, st Type, dst, stag int, recv []byte, rt Typ
 // probeNull is a probe of ProcNull: as MPI says, it finds at once an empty
 // message from ProcNull with tag AnyTag.
 func (c *Comm) probeNull(tag int) (Status, error) {
-	r, err := c.procNull(kindProbe, Byte, tag, true)
+	r, err := c.procNull(engine.KindProbe, Byte, tag, true)
 	if err != nil {
 		return Status{}, err
 	}
@@ -349,18 +303,14 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 	if err := c.checkRecv(Byte, src, tag); err != nil {
 		return Status{}, false, err
 	}
-	r := c.newReq(kindProbe, true)
-	r.typ, r.src, r.tag, r.peer = Byte, src, tag, AnySource
-	if src != AnySource {
-		r.peer = c.worldOf(src)
-	}
-	st, ok, err := c.ep.inbox.peek(r, false)
-	r.complete(Status{}, nil)
+	r := c.newReq(engine.KindProbe, true)
+	st, ok, err := r.Peek(src, c.peerOf(src), tag, false)
+	r.Complete(engine.Status{}, nil)
 	c.finish(r)
 	if err != nil {
-		return Status{}, false, fmt.Errorf("comm: probe %s tag %s: %w", rankStr(src), tagStr(tag), err)
+		return Status{}, false, err
 	}
-	return st, ok, nil
+	return Status(st), ok, nil
 }
 
 // Probe blocks until a message from src with tag can be received and
@@ -374,19 +324,15 @@ func (c *Comm) Probe(src, tag int) (Status, error) {
 		return Status{}, err
 	}
 	for {
-		r := c.newReq(kindProbe, true)
-		r.typ, r.src, r.tag, r.peer = Byte, src, tag, AnySource
-		if src != AnySource {
-			r.peer = c.worldOf(src)
-		}
-		st, ok, err := c.ep.inbox.peek(r, true)
+		r := c.newReq(engine.KindProbe, true)
+		st, ok, err := r.Peek(src, c.peerOf(src), tag, true)
 		if err != nil || ok {
-			r.complete(Status{}, nil)
+			r.Complete(engine.Status{}, nil)
 			c.finish(r)
 			if err != nil {
-				return Status{}, r.describeErr(err)
+				return Status{}, err
 			}
-			return st, nil
+			return Status(st), nil
 		}
 		// Queued as a blocked probe: an arrival (or an abort) completes it.
 		if _, _, err := c.finish(r); err != nil {

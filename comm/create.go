@@ -90,7 +90,7 @@ func (c *Comm) shareLife(owner *Comm) {
 // order, [Unequal] otherwise, and also when either is nil or they belong
 // to different runs.
 func Compare(a, b *Comm) int {
-	if a == nil || b == nil || a.ep == nil || b.ep == nil || a.ep.w != b.ep.w {
+	if a == nil || b == nil || a.ep == nil || b.ep == nil || a.ep.World() != b.ep.World() {
 		return Unequal
 	}
 	switch a.Group().Compare(b.Group()) {

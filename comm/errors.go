@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
 // Sentinel errors. Every error mpgo returns wraps one of these; test for them
@@ -18,24 +19,24 @@ var (
 	ErrTag = errors.New("comm: invalid tag")
 	// ErrTruncate reports a message longer than the receive buffer. The
 	// message is consumed; the next receive gets the next message.
-	ErrTruncate = errors.New("comm: message truncated")
+	ErrTruncate = engine.ErrTruncate
 	// ErrType reports a message whose element type differs from the
 	// receiver's (receiving as bytes is always allowed), or a value that
 	// cannot be decoded into the receiver's variable. The message is
 	// consumed.
-	ErrType = errors.New("comm: element type mismatch")
+	ErrType = engine.ErrType
 	// ErrAborted is returned by every blocked or later operation once a rank
 	// failed, panicked or the run's context was cancelled.
 	ErrAborted = device.ErrAborted
 	// ErrDeadlock is returned by blocked operations when every live rank is
 	// blocked in mpgo and none can make progress.
-	ErrDeadlock = errors.New("comm: deadlock")
+	ErrDeadlock = engine.ErrDeadlock
 	// ErrClosed reports the use of a communicator after its run ended.
 	ErrClosed = device.ErrClosed
 	// ErrNotSupported reports an operation the backend does not provide.
 	ErrNotSupported = device.ErrNotSupported
 	// ErrCanceled is returned by Wait on a request that Cancel cancelled.
-	ErrCanceled = errors.New("comm: request canceled")
+	ErrCanceled = engine.ErrCanceled
 	// ErrArg reports a bad argument other than a rank or a tag (a nil
 	// pointer, a negative count, …).
 	ErrArg = device.ErrArg

@@ -1,6 +1,10 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/engine"
+)
 
 // Payloads produced and consumed on demand.
 //
@@ -36,15 +40,14 @@ import "fmt"
 // changes where the bytes come from and go to.
 
 // Remote is a payload still with its sender, which a [Sink] reads once
-// with Pull: a [Source] in this process, or a message from another
-// process that its device has not moved yet.
-type Remote interface {
-	// Pull fetches the payload into dst (len(dst) is the message's
-	// length) and tells the sender that its message was received; with
-	// dst nil the payload is discarded and the sender told all the same.
-	// Call it once.
-	Pull(dst []byte) error
-}
+// with its method Pull(dst []byte) error: Pull fetches the payload into
+// dst (len(dst) is the message's length) and tells the sender that its
+// message was received; with dst nil the payload is discarded and the
+// sender told all the same. It is a [Source] in this process, or a message
+// from another process that its device has not moved yet. (The engine's
+// type: comm.Remote is an alias, so that a Sink written against it is the
+// engine's Sink too.)
+type Remote = engine.Remote
 
 // Source produces the payload of a message sent with [Comm.SendFrom] or
 // [Comm.IsendFrom].
@@ -109,26 +112,26 @@ func (c *Comm) IsendFrom(src Source, n int, t Type, dst, tag int) (*Request, err
 }
 
 // startSendFrom validates and starts a SendFrom on a pooled request.
-func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*Request, error) {
+func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*engine.Request, error) {
 	if src == nil || n < 0 {
 		return nil, fmt.Errorf("comm: send to rank %d tag %d: source %T of %d bytes: %w", dst, tag, src, n, ErrArg)
 	}
 	if dst == ProcNull {
-		return c.procNull(kindSend, t, tag, true)
+		return c.procNull(engine.KindSend, t, tag, true)
 	}
 	if err := c.checkSend(nil, t, dst, tag); err != nil {
 		return nil, err
 	}
-	if !c.ep.w.isLocal(c.worldOf(dst)) {
+	if !c.ep.IsLocal(c.worldOf(dst)) {
 		// Another process: the device sends bytes, so make them.
 		data := make([]byte, n)
 		if err := src.Pull(data); err != nil {
 			return nil, fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
 		}
-		return c.startSend(data, t, dst, tag, modeStandard, true)
+		return c.startSend(data, t, dst, tag, engine.ModeStandard, true)
 	}
-	r := c.newReq(kindSend, true)
-	r.typ, r.from, r.fromLen = t, src, n
+	r := c.newReq(engine.KindSend, true)
+	r.SetSendFrom(engine.Type(t), src, n)
 	return c.postSend(r, dst, tag, true)
 }
 
@@ -148,20 +151,21 @@ func (c *Comm) RecvInto(k Sink, t Type, src, tag int) (Status, error) {
 // IrecvInto starts a [Comm.RecvInto]: k is called (at most once) before
 // the request completes, and not after.
 func (c *Comm) IrecvInto(k Sink, t Type, src, tag int) (*Request, error) {
-	return c.startRecvInto(k, t, src, tag, false)
+	r, err := c.startRecvInto(k, t, src, tag, false)
+	return user(r), err
 }
 
-func (c *Comm) startRecvInto(k Sink, t Type, src, tag int, pooled bool) (*Request, error) {
+func (c *Comm) startRecvInto(k Sink, t Type, src, tag int, pooled bool) (*engine.Request, error) {
 	if k == nil {
-		return nil, fmt.Errorf("comm: recv from %s tag %s: nil sink: %w", rankStr(src), tagStr(tag), ErrArg)
+		return nil, fmt.Errorf("comm: recv from %s tag %s: nil sink: %w", engine.RankStr(src), engine.TagStr(tag), ErrArg)
 	}
 	if src == ProcNull {
-		return c.procNull(kindRecv, t, tag, pooled)
+		return c.procNull(engine.KindRecv, t, tag, pooled)
 	}
 	if err := c.checkRecv(t, src, tag); err != nil {
 		return nil, err
 	}
-	r := c.newReq(kindRecv, pooled)
-	r.typ, r.sink = t, k
+	r := c.newReq(engine.KindRecv, pooled)
+	r.SetRecvInto(engine.Type(t), k)
 	return c.postRecv(r, src, tag, pooled)
 }

@@ -2,37 +2,9 @@ package comm
 
 import (
 	"fmt"
-	"github.com/mpgo/mpgo/buffer"
-	"sync"
-	"sync/atomic"
-)
+	"unsafe"
 
-type reqKind uint8
-
-const (
-	kindSend reqKind = iota
-	kindRecv
-	kindProbe
-)
-
-func (k reqKind) String() string {
-	switch k {
-	case kindSend:
-		return "send"
-	case kindRecv:
-		return "recv"
-	default:
-		return "probe"
-	}
-}
-
-// sendMode selects the send protocol.
-type sendMode uint8
-
-const (
-	modeStandard sendMode = iota // eager below the limit, rendezvous at or above
-	modeSync                     // completes only once the receive has matched
-	modeOwned                    // the slice itself is handed over
+	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
 // Request is a non-blocking operation in flight: a send, a receive or (inside
@@ -42,159 +14,13 @@ const (
 // A Request is completed exactly once, by whoever removes it from the
 // matching queues (under that queue's lock): a matching peer, Cancel, an
 // abort or the deadlock detector.
-type Request struct {
-	ev event
+type Request engine.Request
 
-	kind   reqKind
-	mode   sendMode
-	pooled bool // internal request of a blocking call, recycled after use
-	owned  bool // receive: take the sender's slice instead of copying
-	asBuf  bool // receive (with owned): deliver a *buffer.Buf
-	typ    Type
-	ctx    uint64
-	src    int // receive: requested local source or AnySource; send: sender's local rank
-	tag    int // receive: requested tag or AnyTag
-	to     int // send: destination's rank in the communicator
-	peer   int // world rank of the peer, or AnySource
-	seq    uint64
-	buf    []byte
-	ep     *endpoint // the rank that started it
-	comm   *Comm
+// e is r as the engine's request (the same memory).
+func (r *Request) e() *engine.Request { return (*engine.Request)(r) }
 
-	from    Source // send: SendFrom's payload, instead of buf
-	fromLen int    // send: bytes from produces
-	sink    Sink   // receive: RecvInto's destination, instead of buf
-
-	// Where the request waits to be matched (guarded by that queue's lock).
-	in *inbox
-	pr *pair // nil when queued in the inbox's AnySource queue
-	m  *msg  // a rendezvous send: its queued message
-
-	// Results, written before ev fires.
-	st     Status
-	err    error
-	got    []byte
-	gotBuf *buffer.Buf // RecvBuf: the Buf received
-	att    *buffer.Buf // send: the Buf handed over with buf (SendBuf)
-
-	// Done channels and WaitAny, rarely used: created on demand.
-	watch atomic.Pointer[watchers]
-
-	// quiet is set while a quiet wait sleeps on r with its rank's helper
-	// count given up (collCall.wait): complete gives the count back before
-	// it fires, so that the deadlock detector never sees the rank blocked
-	// between the completion and the helper running again.
-	quiet atomic.Uint32
-}
-
-// States of Request.quiet.
-const (
-	quietNone     uint32 = iota
-	quietSleeping        // a quiet wait sleeps on r, its helper count given up
-	quietWoken           // complete counted the helper back in
-)
-
-// watchers are the channels to signal when a request completes.
-type watchers struct {
-	mu     sync.Mutex
-	doneCh chan struct{}
-	list   []chan<- struct{}
-}
-
-// complete records the result and fires the request. The caller owns r (it
-// removed it from its queue or never queued it). Count is converted from
-// bytes to elements of the request's type.
-func (r *Request) complete(st Status, err error) {
-	if sz := r.typ.Size(); sz > 1 {
-		st.Count /= sz
-	}
-	r.st, r.err = st, err
-	if r.quiet.Load() == quietSleeping && r.quiet.CompareAndSwap(quietSleeping, quietWoken) {
-		r.ep.helpers.Add(1)
-	}
-	r.ev.fire()
-	if w := r.watch.Load(); w != nil {
-		w.notify()
-	}
-}
-
-func (w *watchers) notify() {
-	w.mu.Lock()
-	if w.doneCh != nil && w.doneCh != closedCh {
-		close(w.doneCh)
-		w.doneCh = closedCh
-	}
-	for _, c := range w.list {
-		select {
-		case c <- struct{}{}:
-		default:
-		}
-	}
-	w.list = nil
-	w.mu.Unlock()
-}
-
-// watchers returns r's watchers, creating them.
-func (r *Request) watchers() *watchers {
-	if w := r.watch.Load(); w != nil {
-		return w
-	}
-	r.watch.CompareAndSwap(nil, new(watchers))
-	return r.watch.Load()
-}
-
-var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-func (r *Request) done() bool { return r.ev.fired() }
-
-// result returns the outcome, with the error wrapped in context.
-func (r *Request) result() (Status, error) {
-	if r.err != nil {
-		return r.st, r.describeErr(r.err)
-	}
-	return r.st, nil
-}
-
-func (r *Request) describeErr(err error) error {
-	switch r.kind {
-	case kindSend:
-		return fmt.Errorf("comm: send to rank %d tag %d: %w", r.to, r.tag, err)
-	case kindRecv:
-		return fmt.Errorf("comm: recv from %s tag %s: %w", rankStr(r.src), tagStr(r.tag), err)
-	default:
-		return fmt.Errorf("comm: probe %s tag %s: %w", rankStr(r.src), tagStr(r.tag), err)
-	}
-}
-
-func rankStr(r int) string {
-	if r == AnySource {
-		return "any source"
-	}
-	return fmt.Sprintf("rank %d", r)
-}
-
-func tagStr(t int) string {
-	if t == AnyTag {
-		return "any"
-	}
-	return fmt.Sprint(t)
-}
-
-// describe names a pending operation for a deadlock report.
-func (r *Request) describe() string {
-	cid := "?"
-	if r.comm != nil {
-		cid = r.comm.String()
-	}
-	switch r.kind {
-	case kindSend:
-		return fmt.Sprintf("send to rank %d tag %d (%d bytes) on %s", r.to, r.tag, len(r.buf)+r.fromLen, cid)
-	case kindRecv:
-		return fmt.Sprintf("recv from %s tag %s on %s", rankStr(r.src), tagStr(r.tag), cid)
-	default:
-		return fmt.Sprintf("probe %s tag %s on %s", rankStr(r.src), tagStr(r.tag), cid)
-	}
-}
+// user is the engine's request r as the user's.
+func user(r *engine.Request) *Request { return (*Request)(r) }
 
 // Wait blocks until the request completes and returns its status. For a
 // receive, Count is in elements of the receive's type.
@@ -202,10 +28,8 @@ func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
 	}
-	if !r.done() && !r.ev.poll(r.ep.w.yields) {
-		r.ep.park(r, false)
-	}
-	return r.result()
+	st, err := r.e().Wait()
+	return Status(st), err
 }
 
 // Test reports whether the request completed, without blocking; when it has,
@@ -214,53 +38,13 @@ func (r *Request) Test() (Status, bool, error) {
 	if r == nil {
 		return Status{}, false, fmt.Errorf("comm: test of nil request: %w", ErrArg)
 	}
-	if !r.done() {
-		return Status{}, false, nil
-	}
-	st, err := r.result()
-	return st, true, err
+	st, ok, err := r.e().Test()
+	return Status(st), ok, err
 }
 
 // Done returns a channel that is closed when the request completes, for use
 // in a select statement. Call Wait or Test afterwards for the result.
-func (r *Request) Done() <-chan struct{} {
-	w := r.watchers()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.doneCh == nil {
-		w.doneCh = make(chan struct{})
-		if r.done() { // completed before the watchers were visible
-			close(w.doneCh)
-			w.doneCh = closedCh
-		}
-	}
-	return w.doneCh
-}
-
-// addWatch registers c to be signalled (non-blocking send) on completion.
-// Reports false when the request has already completed.
-func (r *Request) addWatch(c chan<- struct{}) bool {
-	w := r.watchers()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if r.done() {
-		return false
-	}
-	w.list = append(w.list, c)
-	return true
-}
-
-func (r *Request) removeWatch(c chan<- struct{}) {
-	w := r.watchers()
-	w.mu.Lock()
-	for i, x := range w.list {
-		if x == c {
-			w.list = append(w.list[:i], w.list[i+1:]...)
-			break
-		}
-	}
-	w.mu.Unlock()
-}
+func (r *Request) Done() <-chan struct{} { return r.e().Done() }
 
 // Cancel cancels a receive that has not matched a message yet; Wait then
 // returns an error wrapping [ErrCanceled]. Cancelling a receive that already
@@ -271,11 +55,7 @@ func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("comm: cancel of nil request: %w", ErrArg)
 	}
-	if r.kind == kindSend {
-		return fmt.Errorf("comm: cancel of a send: %w", ErrNotSupported)
-	}
-	r.ep.retract(r, ErrCanceled)
-	return nil
+	return r.e().Cancel()
 }
 
 // WaitAll waits for every request and returns the first error among them
@@ -297,76 +77,7 @@ func WaitAll(rs ...*Request) error {
 // status and error. Nil requests are skipped; with none left it returns -1
 // and an error wrapping [ErrArg].
 func WaitAny(rs ...*Request) (int, Status, error) {
-	var ep *endpoint
-	for i, r := range rs {
-		if r == nil {
-			continue
-		}
-		ep = r.ep
-		if r.done() {
-			st, err := r.result()
-			return i, st, err
-		}
-	}
-	if ep == nil {
-		return -1, Status{}, fmt.Errorf("comm: WaitAny of no requests: %w", ErrArg)
-	}
-	w := make(chan struct{}, 1)
-	wr := &waitRec{many: rs}
-	for {
-		for i, r := range rs {
-			if r != nil && !r.addWatch(w) {
-				for _, x := range rs[:i] {
-					if x != nil {
-						x.removeWatch(w)
-					}
-				}
-				st, err := r.result()
-				return i, st, err
-			}
-		}
-		ep.parkChan(wr, w)
-		for _, r := range rs {
-			if r != nil {
-				r.removeWatch(w)
-			}
-		}
-		for i, r := range rs {
-			if r != nil && r.done() {
-				st, err := r.result()
-				return i, st, err
-			}
-		}
-	}
-}
-
-// waitRec is what a parked goroutine waits for: one request, or any of
-// several. The deadlock detector reads it.
-type waitRec struct {
-	one  *Request
-	many []*Request
-}
-
-func (w *waitRec) done() bool {
-	if w.one != nil {
-		return w.one.done()
-	}
-	for _, r := range w.many {
-		if r != nil && r.done() {
-			return true
-		}
-	}
-	return false
-}
-
-func (w *waitRec) each(f func(*Request)) {
-	if w.one != nil {
-		f(w.one)
-		return
-	}
-	for _, r := range w.many {
-		if r != nil {
-			f(r)
-		}
-	}
+	// A *Request is an *engine.Request: the slice is the engine's as it is.
+	i, st, err := engine.WaitAny(unsafe.Slice((**engine.Request)(unsafe.Pointer(unsafe.SliceData(rs))), len(rs))...)
+	return i, Status(st), err
 }

@@ -1,13 +1,17 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/engine"
+)
 
 // Wildcards for receives and probes.
 const (
 	// AnySource matches a message from any rank.
-	AnySource = -1
+	AnySource = engine.AnySource
 	// AnyTag matches a message with any tag.
-	AnyTag = -1
+	AnyTag = engine.AnyTag
 )
 
 // Undefined is the color that makes [Comm.Split] leave the calling rank out
@@ -52,26 +56,15 @@ const (
 	numTypes
 )
 
-var typeNames = [numTypes]string{"byte", "int8", "int16", "int32", "int64", "int",
-	"uint16", "uint32", "uint64", "uint", "uintptr", "float32", "float64",
-	"complex64", "complex128", "value"}
+// The engine names and sizes the types by number (package engine's table
+// follows the constants above).
+var _ [engine.NumTypes - int(numTypes)]struct{} // the engine knows every type
+var _ [int(numTypes) - engine.NumTypes]struct{}
 
-var typeSizes = [numTypes]int{1, 1, 2, 4, 8, 8, 2, 4, 8, 8, 8, 4, 8, 8, 16, 1}
-
-func (t Type) String() string {
-	if t < numTypes {
-		return typeNames[t]
-	}
-	return fmt.Sprintf("Type(%d)", uint8(t))
-}
+func (t Type) String() string { return engine.Type(t).String() }
 
 // Size is the width of one element in bytes (1 for Byte and Value).
-func (t Type) Size() int {
-	if t < numTypes {
-		return typeSizes[t]
-	}
-	return 1
-}
+func (t Type) Size() int { return engine.Type(t).Size() }
 
 // Valid reports whether t is one of the defined types.
 func (t Type) Valid() bool { return t < numTypes }

@@ -1,6 +1,10 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/engine"
+)
 
 // Process topologies (MPI 3.1 chapter 7): [Cart] (topo_cart.go), [Graph]
 // and [DistGraph] (topo_graph.go). Each is a communicator with a
@@ -16,19 +20,18 @@ const ProcNull = -2
 
 // procNull returns a request for a send to, or a receive from, ProcNull:
 // completed at once, after the checks that apply to any rank.
-func (c *Comm) procNull(kind reqKind, t Type, tag int, pooled bool) (*Request, error) {
+func (c *Comm) procNull(kind engine.Kind, t Type, tag int, pooled bool) (*engine.Request, error) {
 	if err := c.usable(); err != nil {
 		return nil, fmt.Errorf("comm: %s with the null rank: %w", kind, err)
 	}
-	if tag < 0 && (kind == kindSend || tag != AnyTag) {
+	if tag < 0 && (kind == engine.KindSend || tag != AnyTag) {
 		return nil, fmt.Errorf("comm: %s with tag %d: %w", kind, tag, ErrTag)
 	}
 	if !t.Valid() {
 		return nil, fmt.Errorf("comm: %s of %v: %w", kind, t, ErrArg)
 	}
 	r := c.newReq(kind, pooled)
-	r.typ, r.src, r.tag, r.to, r.peer = t, ProcNull, tag, ProcNull, ProcNull
-	r.complete(Status{Source: ProcNull, Tag: AnyTag}, nil)
+	r.Null(engine.Type(t), tag, ProcNull)
 	return r, nil
 }
 

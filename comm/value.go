@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/mpgo/mpgo/buffer"
+	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
 // The value path: any Go value that encoding/gob can encode travels as a
@@ -51,7 +52,7 @@ func (c *Comm) SendValue(v any, dst, tag int) error {
 	if err != nil {
 		return err
 	}
-	return c.send(data, Value, dst, tag, modeOwned)
+	return c.send(data, Value, dst, tag, engine.ModeOwned)
 }
 
 // IsendValue starts sending v, encoded with encoding/gob; v is encoded
@@ -61,7 +62,7 @@ func (c *Comm) IsendValue(v any, dst, tag int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.isend(data, Value, dst, tag, modeOwned)
+	return c.isend(data, Value, dst, tag, engine.ModeOwned)
 }
 
 // RecvValue receives a value sent with SendValue into *ptr (ptr must be a

@@ -1,9 +1,10 @@
-package comm
+package engine
 
 import (
-	"github.com/mpgo/mpgo/buffer"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mpgo/mpgo/buffer"
 
 	"github.com/puzpuzpuz/xsync/v4"
 )
@@ -48,12 +49,12 @@ import (
 //     releasing the locks; blocked probes, which carry no data, are
 //     completed under them.
 //   - A queued message never refers to the Source of a sender that has
-//     completed (payload.go): a SendFrom is queued either by rendezvous
+//     completed (comm/payload.go): a SendFrom is queued either by rendezvous
 //     (sreq set; the sender completes only after a receive read the Source,
 //     or after the message left the queue by sweep or unqueue) or as an
 //     eager copy pulled before it is queued (remote and local cleared).
 type inbox struct {
-	ep *endpoint
+	ep *Endpoint
 
 	anyMu     sync.Mutex
 	anyN      atomic.Int32
@@ -385,13 +386,13 @@ func (m *msg) len() int {
 // rendezvous send) from the queue it waits in. It reports false when r is
 // not queued (it matched already, or was never queued).
 func (in *inbox) unqueue(r *Request) bool {
-	if r.kind == kindRecv && r.pr == nil || r.kind == kindProbe && r.pr == nil {
+	if r.kind == KindRecv && r.pr == nil || r.kind == KindProbe && r.pr == nil {
 		in.anyMu.Lock()
 		defer in.anyMu.Unlock()
 		if r.in != in {
 			return false
 		}
-		if r.kind == kindProbe {
+		if r.kind == KindProbe {
 			for i, x := range in.anyProbes {
 				if x == r {
 					in.anyProbes = append(in.anyProbes[:i], in.anyProbes[i+1:]...)
@@ -420,21 +421,21 @@ func (in *inbox) unqueue(r *Request) bool {
 		return false
 	}
 	switch r.kind {
-	case kindProbe:
+	case KindProbe:
 		for i, x := range p.probes {
 			if x == r {
 				p.probes = append(p.probes[:i], p.probes[i+1:]...)
 				return true
 			}
 		}
-	case kindRecv:
+	case KindRecv:
 		for i, n := 0, p.posted.len(); i < n; i++ {
 			if p.posted.at(i) == r {
 				p.posted.remove(i)
 				return true
 			}
 		}
-	case kindSend:
+	case KindSend:
 		for i, n := 0, p.unexp.len(); i < n; i++ {
 			if m := p.unexp.at(i); m == r.m && m.sreq == r {
 				p.unexp.remove(i)

@@ -1,4 +1,4 @@
-package comm
+package engine
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 //   - SendOwned: the slice itself is queued or handed to the receive; a
 //     RecvOwned takes it without copying;
 //   - SendFrom: the same as a plain send of its length, the payload
-//     produced by a Source where a receive wants it (payload.go).
+//     produced by a Source where a receive wants it (comm/payload.go).
 
 // msgPool recycles message shells; their eager payloads live in the
 // world's buffer.Pool (Knuth's buddy system: one block per queued eager
@@ -106,7 +106,7 @@ func take(r *Request, m *msg) {
 		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, m.len(), m.typ, r.typ)
 	case r.sink != nil && m.len() > r.sink.Cap():
 		err = fmt.Errorf("%w: message of %d bytes, receive of %d", ErrTruncate, m.len(), r.sink.Cap())
-	case r.sink != nil: // payload.go
+	case r.sink != nil: // RecvInto (comm/payload.go)
 		err = r.sink.Take(m.data, m.source(), m.len())
 		m.remote = nil
 	case r.asBuf:
@@ -185,7 +185,7 @@ func dropBuf(m *msg) {
 }
 
 // startSend starts send r towards world rank r.peer.
-func (ep *endpoint) startSend(r *Request) error {
+func (ep *Endpoint) startSend(r *Request) error {
 	if !ep.w.isLocal(r.peer) {
 		return ep.sendRemote(r)
 	}
@@ -195,14 +195,14 @@ func (ep *endpoint) startSend(r *Request) error {
 	// only if it has to queue it.
 	m := msg{ctx: r.ctx, src: r.src, tag: r.tag, typ: r.typ, data: r.buf}
 	switch {
-	case r.mode == modeOwned:
+	case r.mode == ModeOwned:
 		m.owned, m.xbuf = true, r.att
-	case r.from != nil: // SendFrom (payload.go)
+	case r.from != nil: // SendFrom (comm/payload.go)
 		m.remote, m.size, m.local = r.from, r.fromLen, true
 		if r.fromLen >= ep.w.eagerLimit {
 			m.sreq = r
 		}
-	case r.mode == modeSync || len(r.buf) >= ep.w.eagerLimit:
+	case r.mode == ModeSync || len(r.buf) >= ep.w.eagerLimit:
 		m.sreq = r
 	}
 	waits := m.sreq != nil
@@ -223,7 +223,7 @@ func (ep *endpoint) startSend(r *Request) error {
 }
 
 // startRecv posts receive r on this rank's inbox.
-func (ep *endpoint) startRecv(r *Request) error {
+func (ep *Endpoint) startRecv(r *Request) error {
 	m, err := ep.inbox.post(r)
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func (ep *endpoint) startRecv(r *Request) error {
 // already posted): it is immutable, so one serves all, and such sends
 // allocate nothing.
 var completedSend = func() *Request {
-	r := &Request{kind: kindSend}
+	r := &Request{kind: KindSend}
 	r.ev.arm()
 	r.ev.fire()
 	return r

@@ -1,4 +1,4 @@
-package comm
+package engine
 
 import (
 	"fmt"
@@ -23,8 +23,8 @@ var _ device.Engine = (*engine)(nil)
 func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
 
 // sendRemote hands send r to the device.
-func (ep *endpoint) sendRemote(r *Request) error {
-	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Type: uint8(r.typ), Len: len(r.buf), Sync: r.mode == modeSync}
+func (ep *Endpoint) sendRemote(r *Request) error {
+	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Type: uint8(r.typ), Len: len(r.buf), Sync: r.mode == ModeSync}
 	return ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) { r.complete(Status{}, err) })
 }
 
@@ -38,7 +38,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	if src < 0 || src >= len(w.eps) || dst < 0 || dst >= len(w.eps) || !w.isLocal(dst) {
 		return false, fmt.Errorf("comm: message from rank %d to rank %d, which is not here: %w", src, dst, ErrRank)
 	}
-	if Type(env.Type) >= numTypes || m == nil || env.Len < 0 {
+	if Type(env.Type) >= NumTypes || m == nil || env.Len < 0 {
 		return false, fmt.Errorf("comm: message of element type %d, %d bytes: %w", env.Type, env.Len, ErrArg)
 	}
 	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: Type(env.Type), remote: m, size: env.Len, rdv: env.Rendezvous}
@@ -126,13 +126,13 @@ func (r *readyRec) Ready() bool { return (*waitRec)(r).done() }
 
 // drive lets the world's device make progress for r before the rank
 // parks, and reports whether r is done.
-func (ep *endpoint) drive(r *Request) bool {
+func (ep *Endpoint) drive(r *Request) bool {
 	p := ep.w.progress
 	return p != nil && p.Drive((*readyReq)(r))
 }
 
 // driveMany is drive for a wait on several requests.
-func (ep *endpoint) driveMany(wr *waitRec) bool {
+func (ep *Endpoint) driveMany(wr *waitRec) bool {
 	p := ep.w.progress
 	return p != nil && p.Drive((*readyRec)(wr))
 }

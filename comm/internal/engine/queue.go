@@ -1,4 +1,4 @@
-package comm
+package engine
 
 // ringLen is the number of entries a queue holds inline before it spills
 // into its overflow slice. Most pairs have only a few messages or receives

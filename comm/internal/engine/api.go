@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/mpgo/mpgo/buffer"
+)
+
+// The engine's surface for package comm: making, starting, waiting for
+// and recycling requests on an endpoint. comm validates arguments and
+// names ranks in communicator terms; the engine matches and moves bytes.
+
+var reqPool = sync.Pool{New: func() any {
+	r := &Request{pooled: true}
+	r.ev.arm()
+	r.ev.wake = make(chan struct{}, 1)
+	return r
+}}
+
+// NewRequest returns a request for an operation of kind on the context
+// ctx of the communicator owner. A pooled request serves a blocking call
+// and goes back to the pool in Finish; any other is the caller's.
+func (ep *Endpoint) NewRequest(kind Kind, pooled bool, ctx uint64, owner fmt.Stringer) *Request {
+	var r *Request
+	if pooled {
+		if r = ep.spare.Swap(nil); r == nil {
+			r = reqPool.Get().(*Request)
+		}
+	} else {
+		r = &Request{}
+		r.ev.arm()
+	}
+	r.kind, r.ep, r.owner, r.ctx = kind, ep, owner, ctx
+	return r
+}
+
+// SetSend gives send r its mode, type and payload.
+func (r *Request) SetSend(mode Mode, t Type, buf []byte) { r.mode, r.typ, r.buf = mode, t, buf }
+
+// SetSendFrom gives send r a payload of n bytes of type t that src
+// produces (SendFrom).
+func (r *Request) SetSendFrom(t Type, src Source, n int) { r.typ, r.from, r.fromLen = t, src, n }
+
+// SetAttached hands b, whose memory buf is, over with send r (SendBuf).
+func (r *Request) SetAttached(b *buffer.Buf) { r.att = b }
+
+// SetRecv gives receive r its type and buffer; owned: it takes the
+// sender's slice (or a copy of its own) instead of copying into buf.
+func (r *Request) SetRecv(t Type, buf []byte, owned bool) { r.typ, r.buf, r.owned = t, buf, owned }
+
+// SetRecvInto makes receive r deliver through k (RecvInto).
+func (r *Request) SetRecvInto(t Type, k Sink) { r.typ, r.sink = t, k }
+
+// SetRecvBuf makes receive r deliver a *buffer.Buf (RecvBuf).
+func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.asBuf = t, true, true }
+
+// StartSend addresses send r from src (the sender's rank in its
+// communicator) to the communicator's rank to, world rank peer, with tag,
+// and starts it. If it cannot start, a pooled r goes back to the pool and
+// the error names the send.
+func (r *Request) StartSend(src, to, peer, tag int, pooled bool) error {
+	r.src, r.tag, r.to, r.peer = src, tag, to, peer
+	if err := r.ep.startSend(r); err != nil {
+		return r.unpost(err, pooled)
+	}
+	return nil
+}
+
+// StartRecv posts receive r for messages from src (a rank of its
+// communicator, or AnySource), world rank peer (or AnySource), with tag
+// (or AnyTag). If it cannot start, a pooled r goes back to the pool and
+// the error names the receive.
+func (r *Request) StartRecv(src, peer, tag int, pooled bool) error {
+	r.src, r.tag, r.peer = src, tag, peer
+	if err := r.ep.startRecv(r); err != nil {
+		return r.unpost(err, pooled)
+	}
+	return nil
+}
+
+// unpost describes the error that kept r from starting and, if r is
+// pooled, puts it back (after describing it: Finish clears r).
+func (r *Request) unpost(err error, pooled bool) error {
+	err = r.describeErr(err)
+	if pooled {
+		r.complete(Status{}, nil)
+		r.Finish()
+	}
+	return err
+}
+
+// Null completes r, of type t and tag, as an operation with the null rank
+// (MPI_PROC_NULL, which comm numbers procNull): at once, with an empty
+// status from procNull with AnyTag.
+func (r *Request) Null(t Type, tag, procNull int) {
+	r.typ, r.src, r.tag, r.to, r.peer = t, procNull, tag, procNull, procNull
+	r.complete(Status{Source: procNull, Tag: AnyTag}, nil)
+}
+
+// Peek looks, for probe r, for a message from src (world rank peer, or
+// AnySource for both) with tag, without receiving it: the oldest one r
+// accepts, by its status (Count in bytes). When none is there and
+// register is set, r is queued as a blocked probe (an arrival that r
+// accepts completes it) and ok is false. An error names the probe.
+func (r *Request) Peek(src, peer, tag int, register bool) (st Status, ok bool, err error) {
+	r.typ, r.src, r.tag, r.peer = Byte, src, tag, peer
+	st, ok, err = r.ep.inbox.peek(r, register)
+	if err != nil {
+		err = r.describeErr(err)
+	}
+	return st, ok, err
+}
+
+// Complete completes r with st and err: for a request of the caller's
+// that no queue holds (a probe that found its message, a request about to
+// be finished unused).
+func (r *Request) Complete(st Status, err error) { r.complete(st, err) }
+
+// WaitPooled waits for a pooled request to complete (before Finish, to
+// read results Finish does not return).
+func (r *Request) WaitPooled() {
+	if !r.ev.poll(r.ep.w.yields) {
+		r.ep.park(r, true)
+	}
+}
+
+// Finish waits for a pooled request, returns its outcome (and a
+// RecvOwned's slice) and recycles it.
+func (r *Request) Finish() (Status, []byte, error) {
+	ep := r.ep
+	r.WaitPooled()
+	st, err := r.result()
+	got := r.got
+	r.ev.rearm() // the event's mutex is locked again: armed
+	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, ModeStandard
+	r.asBuf, r.gotBuf, r.att = false, nil, nil
+	r.from, r.fromLen, r.sink = nil, 0, nil
+	r.owner, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
+	if !ep.spare.CompareAndSwap(nil, r) {
+		reqPool.Put(r)
+	}
+	return st, got, err
+}
+
+// Release turns a pooled send request just started into the caller's: the
+// shared completed send when it completed at once (r goes back to the
+// pool), otherwise r itself.
+func (r *Request) Release() *Request {
+	if r.done() && r.err == nil {
+		r.Finish()
+		return completedSend
+	}
+	// Nobody can sleep on r yet, so it may switch to the mutex wake-up
+	// that any number of waiters can share.
+	r.pooled, r.ev.wake = false, nil
+	return r
+}
+
+// GotBuf returns the Buf a RecvBuf received.
+func (r *Request) GotBuf() *buffer.Buf { return r.gotBuf }
+
+// Retract removes r from its queue and completes it with err; it reports
+// false, and does nothing, when r matched already.
+func (r *Request) Retract(err error) bool { return r.ep.retract(r, err) }
+
+// Ready reports whether r completed.
+func (r *Request) Ready() bool { return r.done() }
+
+// Result returns r's outcome, its error naming the operation.
+func (r *Request) Result() (Status, error) { return r.result() }
+
+// WaitQuiet waits for r as a goroutine of a non-blocking collective does
+// (a helper of r's rank, see Endpoint.AddHelper), and returns r's outcome.
+// It never parks in the deadlock detector's sight, as the rank's own
+// goroutine may be running meanwhile; instead it gives its helper count up
+// while it sleeps, and complete counts it back in before waking it.
+func (r *Request) WaitQuiet() (Status, error) {
+	if !r.done() && !r.ev.poll(r.ep.w.yields) && !r.ep.drive(r) {
+		ep := r.ep
+		r.quiet.Store(quietSleeping)
+		ep.helpers.Add(-1)
+		r.ev.sleep(false)
+		// complete counted this helper back in before it woke it,
+		// unless r completed before it could see quietSleeping.
+		if r.quiet.CompareAndSwap(quietSleeping, quietNone) {
+			ep.helpers.Add(1)
+		}
+		r.quiet.Store(quietNone)
+		ep.parks.Add(1) // a wake-up, for the detector's second look
+	}
+	return r.result()
+}
+
+// WaitShared blocks the rank of ep until r completes (done is r.Done()).
+// Unlike Wait, any number of goroutines (of different ranks) may wait on
+// r, all woken at once by the close of done; each is recorded as parked on
+// r for the deadlock detector (a collective's gate).
+func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}) {
+	for i := 0; i < ep.w.yields && !r.done(); i++ {
+		runtime.Gosched()
+	}
+	if r.done() {
+		return
+	}
+	ep.parks.Add(1)
+	ep.waitOne.Store(r)
+	<-done
+	ep.waitOne.Store(nil)
+}

@@ -1,0 +1,449 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mpgo/mpgo/buffer"
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// World is one run's set of ranks that share this process's memory: their
+// inboxes, the abort state and the deadlock detector (comm.World is this
+// type, as users see it). Nothing is shared between worlds.
+//
+// Safe for concurrent use.
+type World struct {
+	eps        []Endpoint
+	eagerLimit int
+	yields     int               // see pollYields
+	dev        device.Device     // nil when every rank is local
+	progress   device.Progressor // dev, when waiting ranks drive its progress
+	pool       *buffer.Pool      // eager copies
+	local      []bool            // which world ranks run here; nil: all
+	process    func(int) int     // Config.Process
+
+	state atomic.Int32          // stateRunning, stateAborted, stateClosed
+	cause atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
+	pulls sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
+
+	// mu guards deadlock, and serialises the two whole-world sweeps
+	// (sweep, declareDeadlock), which hold it while they take inbox locks
+	// (match.go's lock order: w.mu, anyMu, pair.mu).
+	mu       sync.Mutex
+	deadlock *DeadlockError
+
+	detector chan struct{} // closed by Close to stop the detector
+	stopped  chan struct{}
+}
+
+const (
+	stateRunning int32 = iota
+	stateAborted
+	stateClosed
+)
+
+// DefaultEagerLimit is the message size (bytes) from which sends use the
+// rendezvous protocol instead of an eager copy.
+const DefaultEagerLimit = 64 << 10
+
+// Config configures a [World]; comm.Config documents it for users (the
+// same fields: comm converts one into the other).
+type Config struct {
+	EagerLimit     int
+	DetectDeadlock bool
+	DetectInterval time.Duration
+	Local          []int
+	Device         device.Device
+	Process        func(rank int) int
+}
+
+// Endpoint is one rank of a world: its inbox and what it is parked on.
+type Endpoint struct {
+	w     *World
+	rank  int
+	inbox inbox
+
+	// parks counts the times a goroutine of this rank parked; waiting is
+	// what it is parked on (nil while running). The deadlock detector reads
+	// both; see detect.
+	parks    atomic.Uint64
+	waitOne  atomic.Pointer[Request]
+	waitMany atomic.Pointer[waitRec]
+	done     atomic.Bool // the rank's function returned
+
+	// spare caches one pooled request for this rank's next blocking call:
+	// an atomic swap on the rank's own cache line is cheaper than a
+	// sync.Pool round trip.
+	spare atomic.Pointer[Request]
+
+	helpers atomic.Int32 // running goroutines of non-blocking collectives: the rank is not blocked (AddHelper)
+}
+
+// NewWorld creates a world of n ranks.
+func NewWorld(n int, cfg Config) (*World, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("comm: world of %d ranks: %w", n, ErrArg)
+	}
+	if cfg.EagerLimit < 0 {
+		return nil, fmt.Errorf("comm: eager limit %d: %w", cfg.EagerLimit, ErrArg)
+	}
+	if cfg.EagerLimit == 0 {
+		cfg.EagerLimit = DefaultEagerLimit
+	}
+	var local []bool
+	if cfg.Local != nil {
+		local = make([]bool, n)
+		for _, r := range cfg.Local {
+			if r < 0 || r >= n {
+				return nil, fmt.Errorf("comm: local rank %d of %d: %w", r, n, ErrRank)
+			}
+			local[r] = true
+		}
+		if cfg.Device == nil && len(cfg.Local) < n {
+			return nil, fmt.Errorf("comm: ranks outside this process and no device: %w", ErrArg)
+		}
+	}
+	if cfg.Device != nil && cfg.Process == nil {
+		return nil, fmt.Errorf("comm: a device and no process map: %w", ErrArg)
+	}
+	if cfg.Device != nil {
+		cfg.DetectDeadlock = false
+	}
+	if cfg.DetectInterval <= 0 {
+		cfg.DetectInterval = 5 * time.Millisecond
+	}
+	pool, err := buffer.NewPool(buffer.WithRegionSize(regionFor(cfg.EagerLimit)))
+	if err != nil {
+		return nil, fmt.Errorf("comm: eager pool: %w", err)
+	}
+	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, process: cfg.Process, pool: pool}
+	if n <= runtime.GOMAXPROCS(0) {
+		w.yields = pollYields
+	}
+	if p, ok := cfg.Device.(device.Progressor); ok {
+		w.progress = p
+	}
+
+	for i := range w.eps {
+		ep := &w.eps[i]
+		ep.w, ep.rank = w, i
+		ep.inbox.ep = ep
+		if n <= directPairs {
+			ep.inbox.direct = make([]atomic.Pointer[pair], n)
+		}
+	}
+	if cfg.Device != nil {
+		if err := cfg.Device.Start((*engine)(w)); err != nil {
+			pool.Close() //nolint:errcheck // nothing was taken from it
+			return nil, fmt.Errorf("comm: starting the device: %w", err)
+		}
+	}
+	if cfg.DetectDeadlock {
+		w.detector, w.stopped = make(chan struct{}), make(chan struct{})
+		go w.detect(cfg.DetectInterval)
+	}
+	return w, nil
+}
+
+// Size returns the number of ranks.
+func (w *World) Size() int { return len(w.eps) }
+
+// Endpoint returns world rank r's endpoint.
+func (w *World) Endpoint(rank int) *Endpoint { return &w.eps[rank] }
+
+// World returns the world ep belongs to.
+func (ep *Endpoint) World() *World { return ep.w }
+
+// Rank returns ep's world rank.
+func (ep *Endpoint) Rank() int { return ep.rank }
+
+// Err returns nil while ep's world runs, and then why it stopped.
+func (ep *Endpoint) Err() error { return ep.w.failure() }
+
+// IsLocal reports whether world rank r runs in this process.
+func (ep *Endpoint) IsLocal(r int) bool { return ep.w.isLocal(r) }
+
+// Process returns the world's process map (Config.Process; nil: one
+// process).
+func (ep *Endpoint) Process() func(rank int) int { return ep.w.process }
+
+// Yields is how many times a waiter of this world yields before it parks
+// (see pollYields).
+func (ep *Endpoint) Yields() int { return ep.w.yields }
+
+// AddHelper counts a goroutine of a non-blocking collective running for
+// ep's rank in (delta 1) or out (-1): the deadlock detector takes a rank
+// with running helpers for a running rank.
+func (ep *Endpoint) AddHelper(delta int32) { ep.helpers.Add(delta) }
+
+// failure returns the error operations get once the world stopped running.
+func (w *World) failure() error {
+	switch w.state.Load() {
+	case stateRunning:
+		return nil
+	case stateAborted:
+		if c := w.cause.Load(); c != nil {
+			return *c
+		}
+		return ErrAborted
+	default:
+		return ErrClosed
+	}
+}
+
+// Abort fails every pending and later operation of every rank with
+// ErrAborted. Safe to call more than once.
+func (w *World) Abort() {
+	if w.state.CompareAndSwap(stateRunning, stateAborted) {
+		w.sweep(ErrAborted)
+	}
+}
+
+// Close ends the world: later operations fail with ErrClosed, anything
+// still pending with ErrAborted, and the detector stops. Call it once every
+// rank has returned, and after closing the world's device (a rendezvous
+// still being pulled from it fails then, and Close waits for it).
+func (w *World) Close() {
+	if w.state.CompareAndSwap(stateRunning, stateClosed) {
+		w.sweep(ErrAborted)
+	}
+	w.state.Store(stateClosed)
+	w.pulls.Wait()
+	if w.detector != nil {
+		close(w.detector)
+		<-w.stopped
+		w.detector = nil
+	}
+	w.pool.Close() //nolint:errcheck // every message was swept: nothing is left in use
+}
+
+// regionFor sizes the eager pool's regions to hold 16 messages just under
+// the eager limit (1 MiB for the default 64 KiB), at least 64 KiB: a region
+// is allocated, and its pages first touched, the first time a run queues
+// eager messages, so it is kept to what a busy rank pair needs.
+func regionFor(eagerLimit int) int {
+	r := 64 << 10
+	for r < 16*eagerLimit && r < 1<<30 {
+		r <<= 1
+	}
+	return r
+}
+
+// RankDone records that rank's function returned: it will not send again.
+func (w *World) RankDone(rank int) { w.eps[rank].done.Store(true) }
+
+// Deadlock returns the deadlock the detector found, or nil.
+func (w *World) Deadlock() *DeadlockError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deadlock
+}
+
+// sweep removes everything from every queue and fails the requests with
+// err. The state is no longer running, so nothing is queued after a queue
+// was swept (queuing checks it under the queue's lock).
+func (w *World) sweep(err error) {
+	w.mu.Lock() // not while the deadlock detector unqueues
+	defer w.mu.Unlock()
+	var fail []*Request
+	for i := range w.eps {
+		in := &w.eps[i].inbox
+		in.anyMu.Lock()
+		for in.anyPosted.len() > 0 {
+			fail = append(fail, in.anyPosted.remove(0))
+		}
+		fail = append(fail, in.anyProbes...)
+		in.anyProbes = nil
+		in.anyN.Store(0)
+		for _, p := range in.pairList {
+			p.mu.Lock()
+			for p.posted.len() > 0 {
+				fail = append(fail, p.posted.remove(0))
+			}
+			fail = append(fail, p.probes...)
+			p.probes = nil
+			for p.unexp.len() > 0 {
+				m := p.unexp.remove(0)
+				if m.sreq != nil {
+					fail = append(fail, m.sreq)
+				}
+				freeMsg(m)
+			}
+			p.mu.Unlock()
+		}
+		in.anyMu.Unlock()
+	}
+	for _, r := range fail {
+		r.complete(Status{}, err)
+	}
+}
+
+// retract removes r from its queue and completes it with err. Does nothing
+// when r is not queued (it matched already: its matcher completes it).
+func (ep *Endpoint) retract(r *Request, err error) bool {
+	in := r.in
+	if in == nil || !in.unqueue(r) {
+		return false
+	}
+	r.complete(Status{}, err)
+	return true
+}
+
+// park blocks the calling goroutine of this rank on e, recording wr for the
+// deadlock detector. consume leaves the event locked for reuse (pooled
+// requests).
+func (ep *Endpoint) park(r *Request, consume bool) {
+	if ep.drive(r) {
+		return // fired without a sleeper: a consumed event is still ready to rearm
+	}
+	ep.parks.Add(1)
+	ep.waitOne.Store(r)
+	r.ev.sleep(consume)
+	ep.waitOne.Store(nil)
+}
+
+// parkChan is park for a wait on several requests (WaitAny).
+func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
+	if ep.driveMany(wr) {
+		return
+	}
+	ep.parks.Add(1)
+	ep.waitMany.Store(wr)
+	<-c
+	ep.waitMany.Store(nil)
+}
+
+// detect runs the deadlock detector until Close: a world is deadlocked when
+// every live rank stays parked on an incomplete operation over two
+// consecutive looks at the same park (its parks counter unchanged). All
+// wake-ups come from completions, and a rank parks only on an incomplete
+// operation, so at the instant between the two looks no rank was running
+// and none could complete another's operation.
+func (w *World) detect(every time.Duration) {
+	defer close(w.stopped)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	prev := make([]look, len(w.eps))
+	cur := make([]look, len(w.eps))
+	havePrev := false
+	for {
+		select {
+		case <-w.detector:
+			return
+		case <-t.C:
+		}
+		if w.state.Load() != stateRunning {
+			havePrev = false
+			continue
+		}
+		all, live := true, 0
+		for i := range w.eps {
+			ep := &w.eps[i]
+			if ep.done.Load() {
+				cur[i] = look{}
+				continue
+			}
+			live++
+			p := ep.parks.Load()
+			wr := waitRec{one: ep.waitOne.Load()}
+			if m := ep.waitMany.Load(); m != nil {
+				wr.many = m.many
+			}
+			if wr.one == nil && wr.many == nil || ep.parks.Load() != p || wr.done() || ep.helpers.Load() > 0 {
+				all = false
+				break
+			}
+			cur[i] = look{p, wr.one, wr.many}
+		}
+		if !all || live == 0 {
+			havePrev = false
+			continue
+		}
+		if !havePrev || !sameLooks(prev, cur) {
+			prev, cur = cur, prev
+			havePrev = true
+			continue
+		}
+		w.declareDeadlock(cur)
+		havePrev = false
+	}
+}
+
+// look is what the detector saw of one rank.
+type look struct {
+	parks uint64
+	one   *Request
+	many  []*Request
+}
+
+// sameLooks reports whether two looks saw the same parks (the parks
+// counter identifies a park; the pointers are compared for safety).
+func sameLooks(a, b []look) bool {
+	for i := range a {
+		if a[i].parks != b[i].parks || a[i].one != b[i].one || len(a[i].many) != len(b[i].many) {
+			return false
+		}
+	}
+	return true
+}
+
+// declareDeadlock fails the operations the ranks are parked on with
+// ErrDeadlock and records the report.
+//
+// w.mu keeps an abort's sweep out until the operations are out of their
+// queues: every rank is still parked while they are described and
+// unqueued, so none of them can have been completed and recycled. Only
+// then are they completed: a rank that wakes may go on and reuse its
+// requests.
+func (w *World) declareDeadlock(looks []look) {
+	w.mu.Lock()
+	if w.state.Load() != stateRunning {
+		w.mu.Unlock()
+		return // an abort came first and completes everything
+	}
+	for i, l := range looks {
+		if l.one == nil && l.many == nil {
+			continue
+		}
+		if w.eps[i].parks.Load() != l.parks {
+			w.mu.Unlock()
+			return // woken meanwhile after all
+		}
+	}
+	d := &DeadlockError{}
+	var fail []*Request
+	for i, l := range looks {
+		wr := waitRec{one: l.one, many: l.many}
+		wr.each(func(r *Request) {
+			if r.done() || r.in == nil || !r.in.unqueue(r) {
+				return
+			}
+			d.Pending = append(d.Pending, PendingOp{Rank: i, Op: r.describe()})
+			fail = append(fail, r)
+		})
+	}
+	if w.deadlock == nil {
+		w.deadlock = d
+	}
+	w.mu.Unlock()
+	for _, r := range fail {
+		r.complete(Status{}, ErrDeadlock)
+	}
+}
+
+// PendingOp is one blocked operation in a deadlock report (comm.PendingOp
+// has the same fields).
+type PendingOp struct {
+	Rank int
+	Op   string
+}
+
+// DeadlockError is the detector's report: the operations it failed with
+// ErrDeadlock (comm.DeadlockError is the users' error).
+type DeadlockError struct {
+	Pending []PendingOp
+}
