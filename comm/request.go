@@ -1,7 +1,6 @@
 package comm
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm/internal/engine"
@@ -25,20 +24,14 @@ func user(r *engine.Request) *Request { return (*Request)(r) }
 // Wait blocks until the request completes and returns its status. For a
 // receive, Count is in elements of the receive's type.
 func (r *Request) Wait() (Status, error) {
-	if r == nil {
-		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
-	}
-	st, err := r.e().Wait()
+	st, err := r.e().Wait() // a nil r fails with ErrArg there
 	return Status(st), err
 }
 
 // Test reports whether the request completed, without blocking; when it has,
 // it returns the status and error as Wait would.
 func (r *Request) Test() (Status, bool, error) {
-	if r == nil {
-		return Status{}, false, fmt.Errorf("comm: test of nil request: %w", ErrArg)
-	}
-	st, ok, err := r.e().Test()
+	st, ok, err := r.e().Test() // a nil r fails with ErrArg there
 	return Status(st), ok, err
 }
 
@@ -51,12 +44,7 @@ func (r *Request) Done() <-chan struct{} { return r.e().Done() }
 // matched (or completed) does nothing and returns nil: Wait reports the
 // message as usual. Cancelling a send returns [ErrNotSupported] (MPI
 // deprecated it; a standard send may already have been delivered).
-func (r *Request) Cancel() error {
-	if r == nil {
-		return fmt.Errorf("comm: cancel of nil request: %w", ErrArg)
-	}
-	return r.e().Cancel()
-}
+func (r *Request) Cancel() error { return r.e().Cancel() } // a nil r fails with ErrArg there
 
 // WaitAll waits for every request and returns the first error among them
 // (in argument order), after all have completed. Nil requests are skipped.
