@@ -8,8 +8,10 @@ import (
 	"github.com/mpgo/mpgo/buffer"
 )
 
+// Kind is what a request does.
 type Kind uint8
 
+// The kinds of request.
 const (
 	KindSend Kind = iota
 	KindRecv
@@ -30,6 +32,7 @@ func (k Kind) String() string {
 // Mode selects the send protocol.
 type Mode uint8
 
+// The send modes.
 const (
 	ModeStandard Mode = iota // eager below the limit, rendezvous at or above
 	ModeSync                 // completes only once the receive has matched
@@ -84,7 +87,7 @@ type Request struct {
 	watch atomic.Pointer[watchers]
 
 	// quiet is set while a quiet wait sleeps on r with its rank's helper
-	// count given up (collCall.wait): complete gives the count back before
+	// count given up (WaitQuiet): complete gives the count back before
 	// it fires, so that the deadlock detector never sees the rank blocked
 	// between the completion and the helper running again.
 	quiet atomic.Uint32
