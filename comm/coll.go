@@ -233,7 +233,9 @@ func (c *Comm) sharedMemory() bool {
 	st := c.state()
 	if st.local == 0 {
 		st.local = 1
-		for i := 0; i < c.size; i++ {
+		// In a world with no device every rank is here: no scan (a scan
+		// per member is n² work on the first collective of n ranks).
+		for i := 0; i < c.size && !c.ep.AllLocal(); i++ {
 			if !c.ep.IsLocal(c.worldOf(i)) {
 				st.local = -1
 				break

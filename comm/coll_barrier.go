@@ -38,5 +38,5 @@ func (c *Comm) barrierShm() error {
 	st.gen++
 	s.slots[p][c.rank] = shmSlot{kind: kBarrier}
 	s.sigs[p][c.rank] = shmSig{kind: kBarrier}
-	return s.gate.pass(c)
+	return s.gate.pass(c, nil)
 }

@@ -29,9 +29,15 @@ import (
 //   - A slot keeps the buffers it names alive until its owner writes the
 //     slot set again (two calls later) or, after a call's second gate,
 //     clears them.
-//   - Every member checks every slot after the first gate, so all reach
-//     the same verdict on arguments that must agree and decide alike
-//     whether the call has a second gate (any slot with the direct bit).
+//   - The last member to reach a call's first gate judges every slot
+//     (shmVerdict: the first that disagrees with member 0's, any direct
+//     bit, one length for all) before it lets the others through, so all
+//     reach the same verdict on arguments that must agree and decide alike
+//     whether the call has a second gate; the others read the verdict
+//     once through the gate (n reads of n slots in all, not n²). A verdict
+//     lives by parity, as the slots do, and for the same reason: the next
+//     to write verdicts[p] is the last arriver at a first gate two calls
+//     later, which every member reaches after its read.
 //     A call whose ranks read each other's own buffers (direct) ends with
 //     a second gate, after which nobody touches them.
 //   - gate.pass is a barrier: count counts arrivals; the waiters of a
@@ -52,7 +58,10 @@ type shmComm struct {
 	n     int
 	gate  gate
 	slots [2][]shmSlot
-	sigs  [2][]shmSig // what every member checks of every other, packed
+	sigs  [2][]shmSig // what the verdict reads of every member, packed
+	// verdicts, by parity like slots: written by a call's last arriver at
+	// its first gate, read by every member once through it.
+	verdicts [2]shmVerdict
 }
 
 // shmSlot is one member's arguments to the current collective.
@@ -182,8 +191,10 @@ func fromRef[T any](b []byte) *T {
 }
 
 // pass blocks until every member of the communicator has called pass. c is
-// the caller's communicator.
-func (g *gate) pass(c *Comm) error {
+// the caller's communicator. The last member to arrive calls last (when
+// not nil) before it lets the others through: what last writes, every
+// member reads once pass returned.
+func (g *gate) pass(c *Comm, last func()) error {
 	gg := g.cur.Load()
 	if gg == nil {
 		ng, err := c.gateGen()
@@ -199,6 +210,9 @@ func (g *gate) pass(c *Comm) error {
 	}
 	r := gg.r
 	if g.count.Add(1) == g.n {
+		if last != nil {
+			last()
+		}
 		g.count.Store(0)
 		g.cur.Store(nil)
 		if r.Retract(nil) {
@@ -233,8 +247,9 @@ type shmCall struct {
 	slots []shmSlot // this generation's
 	sigs  []shmSig
 	me    *shmSlot
-	stage []byte // this generation's staging storage of the caller
-	err   error  // the verdict: the same on every member where arguments must agree
+	stage []byte     // this generation's staging storage of the caller
+	v     shmVerdict // what the slots say, as the last arriver at the first gate judged
+	err   error      // the outcome: the same on every member where arguments must agree
 }
 
 // shmStart publishes sl as the caller's slot and passes the first gate. A
@@ -253,9 +268,11 @@ func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
 	x.me = &x.slots[c.rank]
 	*x.me = sl
 	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}
-	if err := s.gate.pass(c); err != nil {
+	v := &s.verdicts[p]
+	if err := s.gate.pass(c, func() { *v = x.judge() }); err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
+	x.v = *v
 	x.err = x.agree()
 	return x, nil
 }
@@ -298,38 +315,63 @@ func (x *shmCall) fold(dst []byte, op Op, n, lo, hi int) {
 // agree checks the slots for what must be the same on every member: the
 // collective, the root, the element type, and each member's own arguments.
 func (x *shmCall) agree() error {
-	s0 := x.sigs[0]
-	k0 := s0.kind &^ (kDirect | kStaged)
-	for i, sg := range x.sigs {
-		switch {
-		case sg.bad:
-			return fmt.Errorf("comm: %s: rank %d: %w", x.what, i, x.slots[i].err)
-		case sg.kind&^(kDirect|kStaged) != k0:
-			return fmt.Errorf("comm: %s: ranks 0 and %d call different collectives: %w", x.what, i, ErrArg)
-		case sg.root != s0.root:
-			return fmt.Errorf("comm: %s: rank 0 names root %d, rank %d root %d: %w", x.what, s0.root, i, sg.root, ErrArg)
-		case sg.t != s0.t:
-			return fmt.Errorf("comm: %s: rank 0 passes %v, rank %d %v: %w", x.what, s0.t, i, sg.t, ErrType)
-		}
+	if i := x.v.bad; i >= 0 {
+		return x.disagreement(i)
 	}
 	return nil
 }
 
+// disagreement returns the error of member i's slot against member 0's,
+// or nil when they agree.
+func (x *shmCall) disagreement(i int) error {
+	s0, sg := x.sigs[0], x.sigs[i]
+	switch {
+	case sg.bad:
+		return fmt.Errorf("comm: %s: rank %d: %w", x.what, i, x.slots[i].err)
+	case sg.kind&^(kDirect|kStaged) != s0.kind&^(kDirect|kStaged):
+		return fmt.Errorf("comm: %s: ranks 0 and %d call different collectives: %w", x.what, i, ErrArg)
+	case sg.root != s0.root:
+		return fmt.Errorf("comm: %s: rank 0 names root %d, rank %d root %d: %w", x.what, s0.root, i, sg.root, ErrArg)
+	case sg.t != s0.t:
+		return fmt.Errorf("comm: %s: rank 0 passes %v, rank %d %v: %w", x.what, s0.t, i, sg.t, ErrType)
+	}
+	return nil
+}
+
+// shmVerdict is what every member of a call must conclude alike from all
+// the slots: worked out once, by the last member to reach the call's first
+// gate, before it lets the others through (so n members read n
+// signatures, not n² of them).
+type shmVerdict struct {
+	bad    int  // the first member whose slot disagrees with member 0's (agree), or -1
+	direct bool // some member reads others' buffers in place: the call ends with a second gate
+	sameN  bool // every member passed the same length (sameLen)
+}
+
+// judge works out the verdict of the call whose slots x sees; every slot
+// is written (the caller is the last to reach the first gate).
+func (x *shmCall) judge() shmVerdict {
+	v := shmVerdict{bad: -1, sameN: true}
+	s0 := x.sigs[0]
+	k0 := s0.kind &^ (kDirect | kStaged)
+	for i, sg := range x.sigs {
+		if v.bad < 0 && (sg.bad || sg.kind&^(kDirect|kStaged) != k0 || sg.root != s0.root || sg.t != s0.t) {
+			v.bad = i
+		}
+		v.direct = v.direct || sg.kind&kDirect != 0
+		v.sameN = v.sameN && sg.n == s0.n
+	}
+	return v
+}
+
 // direct reports whether any member reads others' buffers in place, and
 // so whether the call ends with a second gate.
-func (x *shmCall) direct() bool {
-	for _, sg := range x.sigs {
-		if sg.kind&kDirect != 0 {
-			return true
-		}
-	}
-	return false
-}
+func (x *shmCall) direct() bool { return x.v.direct }
 
 // finish ends the call: the second gate if it has one, and the outcome.
 func (x *shmCall) finish() error {
 	if x.direct() {
-		if err := x.s.gate.pass(x.c); err != nil {
+		if err := x.s.gate.pass(x.c, nil); err != nil {
 			return fmt.Errorf("comm: %s: %w", x.what, err)
 		}
 		// Nobody reads this call's slots any more.
@@ -341,6 +383,9 @@ func (x *shmCall) finish() error {
 // sameLen checks that every member passed the same length (slot n) as
 // rank ref, the reference every member compares with.
 func (x *shmCall) sameLen(name string, ref int) error {
+	if x.v.sameN {
+		return nil
+	}
 	n := x.sigs[ref].n
 	for i, sg := range x.sigs {
 		if sg.n != n {

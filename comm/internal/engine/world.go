@@ -167,6 +167,10 @@ func (ep *Endpoint) Err() error { return ep.w.failure() }
 // IsLocal reports whether world rank r runs in this process.
 func (ep *Endpoint) IsLocal(r int) bool { return ep.w.isLocal(r) }
 
+// AllLocal reports whether every rank of ep's world runs in this process
+// (a world with no device).
+func (ep *Endpoint) AllLocal() bool { return ep.w.local == nil }
+
 // Process returns the world's process map (Config.Process; nil: one
 // process).
 func (ep *Endpoint) Process() func(rank int) int { return ep.w.process }
