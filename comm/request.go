@@ -1,6 +1,9 @@
 package comm
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm/internal/engine"
@@ -46,6 +49,16 @@ func (r *Request) Done() <-chan struct{} { return r.e().Done() }
 // deprecated it; a standard send may already have been delivered).
 func (r *Request) Cancel() error { return r.e().Cancel() } // a nil r fails with ErrArg there
 
+// WaitContext is Wait that gives up when ctx is done first: it then
+// returns ctx.Err() and leaves the request as it was, still in flight (as
+// x/sync/semaphore's Acquire does), to be waited for, tested or cancelled
+// later. A rank waiting here may leave by its context, so the deadlock
+// detector does not take it for blocked meanwhile.
+func (r *Request) WaitContext(ctx context.Context) (Status, error) {
+	st, err := r.e().WaitContext(ctx) // a nil r fails with ErrArg there
+	return Status(st), err
+}
+
 // WaitAll waits for every request and returns the first error among them
 // (in argument order), after all have completed. Nil requests are skipped.
 func WaitAll(rs ...*Request) error {
@@ -68,4 +81,83 @@ func WaitAny(rs ...*Request) (int, Status, error) {
 	// A *Request is an *engine.Request: the slice is the engine's as it is.
 	i, st, err := engine.WaitAny(unsafe.Slice((**engine.Request)(unsafe.Pointer(unsafe.SliceData(rs))), len(rs))...)
 	return i, Status(st), err
+}
+
+// TestAll reports whether every request has completed, without blocking;
+// when all have, it returns the first error among them (in argument
+// order), as WaitAll would. Nil requests are skipped.
+func TestAll(rs ...*Request) (bool, error) {
+	for _, r := range rs {
+		if r != nil && !r.e().Ready() {
+			return false, nil
+		}
+	}
+	return true, WaitAll(rs...)
+}
+
+// TestAny returns the index, status and error of a completed request
+// (the first in argument order), without blocking; ok is false, and the
+// index -1, when none has completed. Nil requests are skipped; with none
+// left it fails with an error wrapping [ErrArg], as WaitAny does.
+func TestAny(rs ...*Request) (i int, st Status, ok bool, err error) {
+	some := false
+	for i, r := range rs {
+		if r == nil {
+			continue
+		}
+		some = true
+		if st, ok, err := r.Test(); ok {
+			return i, st, true, err
+		}
+	}
+	if !some {
+		return -1, Status{}, false, fmt.Errorf("comm: TestAny of no requests: %w", ErrArg)
+	}
+	return -1, Status{}, false, nil
+}
+
+// WaitSome waits until at least one of the requests completes and returns
+// the indices of all that have, in increasing order, with the first error
+// among them; each one's status is its Wait's (which returns at once).
+// Nil requests are skipped; with none left it fails with an error
+// wrapping [ErrArg], as WaitAny does.
+func WaitSome(rs ...*Request) ([]int, error) {
+	if _, _, err := WaitAny(rs...); errors.Is(err, ErrArg) && !someRequest(rs) {
+		return nil, fmt.Errorf("comm: WaitSome of no requests: %w", ErrArg)
+	}
+	return TestSome(rs...)
+}
+
+// TestSome returns the indices of the requests that have completed, in
+// increasing order (none: an empty slice), with the first error among
+// them, without blocking. Nil requests are skipped; with none left it
+// fails with an error wrapping [ErrArg].
+func TestSome(rs ...*Request) ([]int, error) {
+	if !someRequest(rs) {
+		return nil, fmt.Errorf("comm: TestSome of no requests: %w", ErrArg)
+	}
+	done := []int{}
+	var first error
+	for i, r := range rs {
+		if r == nil {
+			continue
+		}
+		if _, ok, err := r.Test(); ok {
+			done = append(done, i)
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return done, first
+}
+
+// someRequest reports whether rs holds a request that is not nil.
+func someRequest(rs []*Request) bool {
+	for _, r := range rs {
+		if r != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -72,6 +72,24 @@ func (w *World) Comm(rank int) *Comm {
 // ErrAborted. Safe to call more than once.
 func (w *World) Abort() { w.e().Abort() }
 
+// Abort ends the whole run, as MPI_Abort does in practice: every pending
+// and later operation of every rank — not only of c's members — fails with
+// an error wrapping both [ErrAborted] and cause (when not nil), naming c
+// and the caller's rank. Under a launcher the other processes learn it as
+// this process lost, and abort too. The first abort wins; Abort on a nil
+// or freed communicator does nothing.
+func (c *Comm) Abort(cause error) {
+	if c == nil || c.ep == nil {
+		return
+	}
+	if cause != nil {
+		cause = fmt.Errorf("rank %d of %s called Abort: %w", c.rank, c, cause)
+	} else {
+		cause = fmt.Errorf("rank %d of %s called Abort", c.rank, c)
+	}
+	c.ep.World().AbortWith(cause)
+}
+
 // Close ends the world: later operations fail with ErrClosed, anything
 // still pending with ErrAborted, and the detector stops. Call it once every
 // rank has returned, and after closing the world's device (a rendezvous

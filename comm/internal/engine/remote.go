@@ -102,12 +102,7 @@ func (e *engine) PeerFinished(proc int) {
 // operation failing with an error wrapping ErrAborted and cause, and so
 // every later one.
 func (e *engine) PeerLost(cause error) {
-	w := (*World)(e)
-	err := fmt.Errorf("%w: %w", ErrAborted, cause)
-	if w.state.CompareAndSwap(stateRunning, stateAborted) {
-		w.cause.Store(&err)
-		w.sweep(err)
-	}
+	(*World)(e).AbortWith(cause)
 }
 
 // Err implements [device.Engine].

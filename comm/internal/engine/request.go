@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -212,6 +213,35 @@ func (r *Request) Wait() (Status, error) {
 	}
 	if !r.done() && !r.ev.poll(r.ep.w.yields) {
 		r.ep.park(r, false)
+	}
+	return r.result()
+}
+
+// WaitContext is Wait that gives up when ctx is done first, returning
+// ctx.Err() and leaving r as it was (still in flight, to be waited for,
+// tested or cancelled later), as x/sync/semaphore's Acquire does. Since
+// the caller may leave by its context, the deadlock detector does not
+// take it for blocked meanwhile.
+func (r *Request) WaitContext(ctx context.Context) (Status, error) {
+	if r == nil {
+		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
+	}
+	if ctx.Done() == nil {
+		return r.Wait()
+	}
+	if !r.done() {
+		if err := ctx.Err(); err != nil {
+			return Status{}, err
+		}
+		if !r.ev.poll(r.ep.w.yields) && !r.ep.drive(r) {
+			select {
+			case <-r.Done():
+			case <-ctx.Done():
+				if !r.done() {
+					return Status{}, ctx.Err()
+				}
+			}
+		}
 	}
 	return r.result()
 }

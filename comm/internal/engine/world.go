@@ -201,9 +201,20 @@ func (w *World) failure() error {
 
 // Abort fails every pending and later operation of every rank with
 // ErrAborted. Safe to call more than once.
-func (w *World) Abort() {
+func (w *World) Abort() { w.AbortWith(nil) }
+
+// AbortWith is Abort with a cause: the operations fail with an error that
+// wraps both ErrAborted and cause (when not nil). The first abort wins.
+func (w *World) AbortWith(cause error) {
+	err := ErrAborted
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", ErrAborted, cause)
+	}
 	if w.state.CompareAndSwap(stateRunning, stateAborted) {
-		w.sweep(ErrAborted)
+		if cause != nil {
+			w.cause.Store(&err) // an operation that starts before this store fails with plain ErrAborted
+		}
+		w.sweep(err)
 	}
 }
 
