@@ -39,6 +39,30 @@ func (c *Comm[T]) Irecv(buf []T, src, tag int) (*comm.Request, error) {
 	return c.c.Irecv(bytesOf(buf), c.t, src, tag)
 }
 
+// Mprobe blocks until a message from src with tag can be received, takes
+// it off the queue and returns it with its status (Count in bytes), for
+// Mrecv; see [comm.Comm.Mprobe].
+func (c *Comm[T]) Mprobe(src, tag int) (*comm.Message, comm.Status, error) {
+	return c.c.Mprobe(src, tag)
+}
+
+// Improbe is Mprobe without blocking; see [comm.Comm.Improbe].
+func (c *Comm[T]) Improbe(src, tag int) (*comm.Message, comm.Status, bool, error) {
+	return c.c.Improbe(src, tag)
+}
+
+// Mrecv receives m, taken by a matched probe of this communicator, into
+// buf (MPI_Mrecv); Count is in elements.
+func (c *Comm[T]) Mrecv(m *comm.Message, buf []T) (comm.Status, error) {
+	return c.c.Mrecv(m, bytesOf(buf), c.t)
+}
+
+// Imrecv is the non-blocking Mrecv; buf must not be touched until the
+// request completes.
+func (c *Comm[T]) Imrecv(m *comm.Message, buf []T) (*comm.Request, error) {
+	return c.c.Imrecv(m, bytesOf(buf), c.t)
+}
+
 // Sendrecv sends send to dst and receives into recv from src at once.
 func (c *Comm[T]) Sendrecv(send []T, dst, stag int, recv []T, src, rtag int) (comm.Status, error) {
 	return c.c.Sendrecv(bytesOf(send), c.t, dst, stag, bytesOf(recv), c.t, src, rtag)

@@ -69,11 +69,12 @@ type inbox struct {
 
 // pair is the state between one sending rank and one receiving rank.
 type pair struct {
-	mu     sync.Mutex
-	posted fifo[*Request]
-	unexp  fifo[*msg]
-	probes []*Request
-	src    int // sender's world rank
+	mu      sync.Mutex
+	posted  fifo[*Request]
+	unexp   fifo[*msg]
+	probes  []*Request
+	claimed []*msg // taken by a matched probe, awaiting their receive (claim.go)
+	src     int    // sender's world rank
 }
 
 // msg is a message that arrived before its receive: an eager copy in a
@@ -98,6 +99,7 @@ type msg struct {
 	size     int          // remote: payload bytes
 	store    []byte       // the eager copy's block, as the pool returned it
 	pool     *buffer.Pool // where store goes back; nil for heap storage
+	lost     error        // claimed, then swept (abort, deadlock) before its receive: why
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a
@@ -331,43 +333,63 @@ func (in *inbox) scanLocked(r *Request, keep bool) (*pair, int) {
 // as a blocked probe before the locks are released, so no later arrival can
 // be missed.
 func (in *inbox) peek(r *Request, register bool) (Status, bool, error) {
+	st, m, _, err := in.find(r, register, false)
+	return st, m != nil, err
+}
+
+// find is peek, and with claim it also takes the message it reports off
+// its queue into its pair's claimed list (a matched probe, claim.go).
+// The message and its pair are returned (non-nil) when one was found.
+func (in *inbox) find(r *Request, register, claim bool) (Status, *msg, *pair, error) {
 	if r.peer != AnySource {
 		p := in.pairOf(r.peer)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if err := in.ep.w.failure(); err != nil {
-			return Status{}, false, err
+			return Status{}, nil, nil, err
 		}
 		if i := firstUnexp(&p.unexp, r); i >= 0 {
-			return p.unexp.at(i).status(), true, nil
+			st, m := p.found(i, claim)
+			return st, m, p, nil
 		}
 		if register {
 			r.in, r.pr = in, p
 			p.probes = append(p.probes, r)
 		}
-		return Status{}, false, nil
+		return Status{}, nil, nil, nil
 	}
 	in.anyMu.Lock()
 	defer in.anyMu.Unlock()
 	if err := in.ep.w.failure(); err != nil {
-		return Status{}, false, err
+		return Status{}, nil, nil, err
 	}
 	if register {
 		in.anyN.Add(1)
 	}
 	if p, i := in.scanLocked(r, true); p != nil {
-		st := p.unexp.at(i).status()
+		st, m := p.found(i, claim)
 		p.mu.Unlock()
 		if register {
 			in.anyN.Add(-1)
 		}
-		return st, true, nil
+		return st, m, p, nil
 	}
 	if register {
 		r.in, r.pr = in, nil
 		in.anyProbes = append(in.anyProbes, r)
 	}
-	return Status{}, false, nil
+	return Status{}, nil, nil, nil
+}
+
+// found returns the status of p's unexpected message i, and the message,
+// moved to p.claimed when claim is set. p.mu is held.
+func (p *pair) found(i int, claim bool) (Status, *msg) {
+	m := p.unexp.at(i)
+	if claim {
+		p.unexp.remove(i)
+		p.claimed = append(p.claimed, m)
+	}
+	return m.status(), m
 }
 
 func (m *msg) status() Status {
@@ -442,6 +464,9 @@ func (in *inbox) unqueue(r *Request) bool {
 				freeMsg(m)
 				return true
 			}
+		}
+		if m := r.m; m != nil && m.sreq == r && p.unclaim(m, ErrDeadlock) {
+			return true
 		}
 	}
 	return false

@@ -229,20 +229,25 @@ func (ep *Endpoint) startRecv(r *Request) error {
 		return err
 	}
 	if m != nil {
-		if m.rdv { // Irecv must not wait for the network (remote.go)
-			w := ep.w
-			w.pulls.Add(1)
-			go func() {
-				defer w.pulls.Done()
-				take(r, m)
-				freeMsg(m)
-			}()
-			return nil
-		}
-		take(r, m)
-		freeMsg(m)
+		ep.deliver(r, m)
 	}
 	return nil
+}
+
+// deliver hands m, an unexpected message off its queue, to receive r.
+func (ep *Endpoint) deliver(r *Request, m *msg) {
+	if m.rdv { // Irecv must not wait for the network (remote.go)
+		w := ep.w
+		w.pulls.Add(1)
+		go func() {
+			defer w.pulls.Done()
+			take(r, m)
+			freeMsg(m)
+		}()
+		return
+	}
+	take(r, m)
+	freeMsg(m)
 }
 
 // completedSend is the request Isend returns for a send that completed

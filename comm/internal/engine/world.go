@@ -288,6 +288,13 @@ func (w *World) sweep(err error) {
 				}
 				freeMsg(m)
 			}
+			for len(p.claimed) > 0 {
+				m := p.claimed[0]
+				if m.sreq != nil {
+					fail = append(fail, m.sreq)
+				}
+				p.unclaim(m, err)
+			}
 			p.mu.Unlock()
 		}
 		in.anyMu.Unlock()
