@@ -14,7 +14,6 @@ import (
 
 var reqPool = sync.Pool{New: func() any {
 	r := &Request{pooled: true}
-	r.ev.arm()
 	r.ev.wake = make(chan struct{}, 1)
 	return r
 }}
@@ -30,7 +29,6 @@ func (ep *Endpoint) NewRequest(kind Kind, pooled bool, ctx uint64, owner fmt.Str
 		}
 	} else {
 		r = &Request{}
-		r.ev.arm()
 	}
 	r.kind, r.ep, r.owner, r.ctx = kind, ep, owner, ctx
 	return r
@@ -122,7 +120,7 @@ func (r *Request) Complete(st Status, err error) { r.complete(st, err) }
 // read results Finish does not return).
 func (r *Request) WaitPooled() {
 	if !r.ev.poll(r.ep.w.yields) {
-		r.ep.park(r, true)
+		r.ep.park(r)
 	}
 }
 
@@ -133,7 +131,7 @@ func (r *Request) Finish() (Status, []byte, error) {
 	r.WaitPooled()
 	st, err := r.result()
 	got := r.got
-	r.ev.rearm() // the event's mutex is locked again: armed
+	r.ev.rearm()
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, ModeStandard
 	r.asBuf, r.gotBuf, r.att = false, nil, nil
 	r.from, r.fromLen, r.sink = nil, 0, nil
@@ -181,7 +179,7 @@ func (r *Request) WaitQuiet() (Status, error) {
 		ep := r.ep
 		r.quiet.Store(quietSleeping)
 		ep.helpers.Add(-1)
-		r.ev.sleep(false)
+		r.ev.sleep()
 		// complete counted this helper back in before it woke it,
 		// unless r completed before it could see quietSleeping.
 		if r.quiet.CompareAndSwap(quietSleeping, quietNone) {

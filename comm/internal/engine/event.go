@@ -7,28 +7,32 @@ import (
 )
 
 // event is a one-shot completion signal that a goroutine waits on without
-// allocating: an atomic state and a sync.Mutex used as a binary semaphore
-// (a sync.Mutex is not tied to the goroutine that locked it). The mutex is
-// held for as long as nobody sleeps on the event; a waiter that must sleep
-// announces it (armed → sleeping) and blocks in Lock, and fire unlocks it
-// only when it finds a sleeper. So the common cases — the event fires
-// before anyone waits, or while the waiter spins — touch one atomic and no
-// mutex.
+// allocating: an atomic state, and a sync.Mutex used as a binary semaphore
+// (a sync.Mutex is not tied to the goroutine that locked it) for the rare
+// waiter that must sleep. Such a sleeper locks the mutex, announces itself
+// (armed → sleeping) and blocks in a second Lock, which fire's Unlock
+// lets through when it finds a sleeper. So the common cases — the event
+// fires before anyone waits, or while the waiter polls — touch one atomic
+// and no mutex, and arming a fresh event costs nothing (a locked mutex at
+// arm cost a quarter of Irecv's time in osu_bw).
 //
 // Invariants:
 //   - state moves armed → fired, or armed → sleeping → fired, once per
 //     arming; fire is called once per arming.
 //   - everything the firer wrote before fire happens before a waiter that
 //     observes fired (the atomic swap is the edge).
-//   - mu is locked except between fire's Unlock and the sleeper's Lock;
-//     a sleeper that wakes holds it again, so a consumed event is ready to
-//     rearm.
+//   - only a goroutine that holds mu moves state to sleeping, and it then
+//     Locks mu again; fire unlocks mu exactly when it moves state from
+//     sleeping, so its Unlock always finds mu locked. Every sleeper leaves
+//     mu unlocked behind it, passing the wake-up on to the next.
+//   - with wake set (pooled requests: one waiter, rearmed after use), the
+//     sleeper waits on wake instead and mu is never used.
 //
-// An event must not be copied after arm.
+// The zero event is armed; an event must not be copied once in use.
 type event struct {
 	state atomic.Uint32
 	mu    sync.Mutex
-	wake  chan struct{} // if set (pooled requests), sleepers wait here instead of on mu
+	wake  chan struct{} // if set (pooled requests), the sleeper waits here instead of on mu
 }
 
 const (
@@ -36,9 +40,6 @@ const (
 	evSleeping
 	evFired
 )
-
-// arm prepares a fresh event.
-func (e *event) arm() { e.mu.Lock() }
 
 // fire marks the event fired and wakes a sleeper.
 func (e *event) fire() {
@@ -75,23 +76,23 @@ func (e *event) poll(yields int) bool {
 	return e.fired()
 }
 
-// sleep blocks until the event fires. With consume (a single waiter, the
-// event is rearmed and reused) the mutex stays locked afterwards; without
-// it the wake-up is passed on to any other sleeper.
-func (e *event) sleep(consume bool) {
+// sleep blocks until the event fires.
+func (e *event) sleep() {
 	if e.wake != nil {
 		if e.state.CompareAndSwap(evArmed, evSleeping) {
 			<-e.wake
 		}
 		return
 	}
-	if e.state.CompareAndSwap(evArmed, evSleeping) || e.state.Load() == evSleeping {
-		e.mu.Lock()
-		if !consume {
-			e.mu.Unlock()
-		}
+	e.mu.Lock()
+	// Only the first sleeper to hold mu can find the event armed; any
+	// later one gets mu only once fire has unlocked it, and finds it fired.
+	if e.state.CompareAndSwap(evArmed, evSleeping) {
+		e.mu.Lock() // fire's Unlock lets it through
 	}
+	e.mu.Unlock() // and each lets the next one through
 }
 
-// rearm resets a consumed event for reuse.
+// rearm resets a fired event for reuse (a pooled request, once its
+// waiter has seen it fire).
 func (e *event) rearm() { e.state.Store(evArmed) }

@@ -256,7 +256,6 @@ func (ep *Endpoint) deliver(r *Request, m *msg) {
 // allocate nothing.
 var completedSend = func() *Request {
 	r := &Request{kind: KindSend}
-	r.ev.arm()
 	r.ev.fire()
 	return r
 }()

@@ -212,7 +212,7 @@ func (r *Request) Wait() (Status, error) {
 		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
 	}
 	if !r.done() && !r.ev.poll(r.ep.w.yields) {
-		r.ep.park(r, false)
+		r.ep.park(r)
 	}
 	return r.result()
 }

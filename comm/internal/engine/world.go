@@ -316,15 +316,14 @@ func (ep *Endpoint) retract(r *Request, err error) bool {
 }
 
 // park blocks the calling goroutine of this rank on e, recording wr for the
-// deadlock detector. consume leaves the event locked for reuse (pooled
-// requests).
-func (ep *Endpoint) park(r *Request, consume bool) {
+// deadlock detector.
+func (ep *Endpoint) park(r *Request) {
 	if ep.drive(r) {
-		return // fired without a sleeper: a consumed event is still ready to rearm
+		return // fired without a sleeper
 	}
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
-	r.ev.sleep(consume)
+	r.ev.sleep()
 	ep.waitOne.Store(nil)
 }
 
