@@ -21,18 +21,27 @@ const ProcNull = -2
 // procNull returns a request for a send to, or a receive from, ProcNull:
 // completed at once, after the checks that apply to any rank.
 func (c *Comm) procNull(kind engine.Kind, t Type, tag int, pooled bool) (*engine.Request, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: %s with the null rank: %w", kind, err)
-	}
-	if tag < 0 && (kind == engine.KindSend || tag != AnyTag) {
-		return nil, fmt.Errorf("comm: %s with tag %d: %w", kind, tag, ErrTag)
-	}
-	if !t.Valid() {
-		return nil, fmt.Errorf("comm: %s of %v: %w", kind, t, ErrArg)
+	if err := c.checkNull(kind, t, tag); err != nil {
+		return nil, err
 	}
 	r := c.newReq(kind, pooled)
 	r.Null(engine.Type(t), tag, ProcNull)
 	return r, nil
+}
+
+// checkNull checks the arguments of an operation of kind with the null
+// rank.
+func (c *Comm) checkNull(kind engine.Kind, t Type, tag int) error {
+	if err := c.usable(); err != nil {
+		return fmt.Errorf("comm: %s with the null rank: %w", kind, err)
+	}
+	if tag < 0 && (kind == engine.KindSend || tag != AnyTag) {
+		return fmt.Errorf("comm: %s with tag %d: %w", kind, tag, ErrTag)
+	}
+	if !t.Valid() {
+		return fmt.Errorf("comm: %s of %v: %w", kind, t, ErrArg)
+	}
+	return nil
 }
 
 // Topology is a communicator with a neighborhood: [Cart], [Graph] and

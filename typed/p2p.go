@@ -63,6 +63,24 @@ func (c *Comm[T]) Imrecv(m *comm.Message, buf []T) (*comm.Request, error) {
 	return c.c.Imrecv(m, bytesOf(buf), c.t)
 }
 
+// SendInit plans a persistent standard-mode send of buf to dst with tag,
+// started by Request.Start or comm.StartAll; see [comm.Comm.SendInit].
+func (c *Comm[T]) SendInit(buf []T, dst, tag int) (*comm.Request, error) {
+	return c.c.SendInit(bytesOf(buf), c.t, dst, tag)
+}
+
+// SsendInit plans a persistent synchronous-mode send; see
+// [comm.Comm.SsendInit].
+func (c *Comm[T]) SsendInit(buf []T, dst, tag int) (*comm.Request, error) {
+	return c.c.SsendInit(bytesOf(buf), c.t, dst, tag)
+}
+
+// RecvInit plans a persistent receive into buf from src with tag; see
+// [comm.Comm.RecvInit].
+func (c *Comm[T]) RecvInit(buf []T, src, tag int) (*comm.Request, error) {
+	return c.c.RecvInit(bytesOf(buf), c.t, src, tag)
+}
+
 // Sendrecv sends send to dst and receives into recv from src at once.
 func (c *Comm[T]) Sendrecv(send []T, dst, stag int, recv []T, src, rtag int) (comm.Status, error) {
 	return c.c.Sendrecv(bytesOf(send), c.t, dst, stag, bytesOf(recv), c.t, src, rtag)

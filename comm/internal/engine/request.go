@@ -101,11 +101,14 @@ const (
 	quietWoken           // complete counted the helper back in
 )
 
-// watchers are the channels to signal when a request completes.
+// watchers are the channels to signal when a request completes, and
+// what restarts a persistent request (kept here, off the hot path: a
+// Request is exactly one 288-byte size class).
 type watchers struct {
-	mu     sync.Mutex
-	doneCh chan struct{}
-	list   []chan<- struct{}
+	mu      sync.Mutex
+	doneCh  chan struct{}
+	list    []chan<- struct{}
+	restart func(*Request) error // persistent.go; nil for any other request
 }
 
 // complete records the result and fires the request. The caller owns r (it

@@ -1,0 +1,59 @@
+package engine
+
+import "fmt"
+
+// Persistent requests (MPI_Send_init, MPI_Recv_init, MPI_Start): a request
+// planned once, with its arguments checked once, and started any number
+// of times, allocating nothing per start. Between two starts it is
+// inactive: completed, with the last start's outcome (or, before the
+// first, an empty status), so Wait and Test return at once.
+
+// SetPersistent makes r persistent: each Start resets r and calls start,
+// which posts it again (StartSend, StartRecv or Null with the arguments
+// planned). r is inactive until the first Start.
+func (r *Request) SetPersistent(start func(*Request) error) {
+	r.watchers().restart = start // before anyone else can see r
+	r.complete(Status{}, nil)
+}
+
+// Start starts inactive persistent request r again. It fails with ErrArg
+// when r is not persistent or still active; when r cannot be posted (the
+// world aborted, the communicator was freed) r completes with the error
+// Start returns.
+func (r *Request) Start() error {
+	if r == nil {
+		return fmt.Errorf("comm: start of nil request: %w", ErrArg)
+	}
+	w := r.watch.Load()
+	switch {
+	case w == nil || w.restart == nil:
+		return fmt.Errorf("comm: start of a %s that is not persistent: %w", r.kind, ErrArg)
+	case !r.done():
+		return fmt.Errorf("comm: start of a %s that is active: %w", r.kind, ErrArg)
+	}
+	r.st, r.err, r.got, r.gotBuf = Status{}, nil, nil, nil
+	r.in, r.pr, r.m = nil, nil, nil
+	w.mu.Lock()
+	w.doneCh, w.list = nil, nil // Done makes a fresh channel for this start
+	w.mu.Unlock()
+	r.ev.rearm()
+	if err := w.restart(r); err != nil {
+		r.complete(Status{}, err)
+		return err
+	}
+	return nil
+}
+
+// StartAll starts every request of rs in order (nil ones skipped) and
+// returns the first error; the requests before it are started.
+func StartAll(rs ...*Request) error {
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		if err := r.Start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
