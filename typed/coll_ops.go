@@ -1,12 +1,15 @@
 package typed
 
 import (
-	"github.com/mpgo/mpgo/comm"
+	"fmt"
+
 	"golang.org/x/exp/constraints"
+
+	"github.com/mpgo/mpgo/comm"
 )
 
-// More reduction operators (MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC,
-// MPI_MINLOC). Like Sum, Prod, Max and Min they are commutative; any
+// More reduction operators (MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND,
+// MPI_LOR, MPI_LXOR, MPI_MAXLOC, MPI_MINLOC). Like Sum, Prod, Max and Min they are commutative; any
 // associative func(inout, in []T) works too (see [Op]): mpgo reduces in
 // rank order, inout holding the lower ranks' contribution.
 
@@ -29,6 +32,53 @@ func BXor[T constraints.Integer](inout, in []T) {
 	for i := range inout {
 		inout[i] ^= in[i]
 	}
+}
+
+// LAnd keeps whether both elements are true, on integers where 0 is
+// false and anything else true (MPI_LAND): 1 or 0.
+func LAnd[T constraints.Integer](inout, in []T) {
+	for i := range inout {
+		inout[i] = truth[T](inout[i] != 0 && in[i] != 0)
+	}
+}
+
+// LOr keeps whether either element is true (MPI_LOR): 1 or 0.
+func LOr[T constraints.Integer](inout, in []T) {
+	for i := range inout {
+		inout[i] = truth[T](inout[i] != 0 || in[i] != 0)
+	}
+}
+
+// LXor keeps whether exactly one element is true (MPI_LXOR): 1 or 0.
+func LXor[T constraints.Integer](inout, in []T) {
+	for i := range inout {
+		inout[i] = truth[T]((inout[i] != 0) != (in[i] != 0))
+	}
+}
+
+// truth is b as an integer: 1 or 0.
+func truth[T constraints.Integer](b bool) T {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ReduceLocal combines in and inout with op on the calling rank alone, as
+// MPI_Reduce_local does: inout becomes in op inout, in being the earlier
+// operand (the lower ranks' side in a reduction, which matters for an op
+// that does not commute). The slices must be of one length.
+func ReduceLocal[T any](in, inout []T, op Op[T]) error {
+	if op == nil {
+		return fmt.Errorf("typed: ReduceLocal with a nil op: %w", comm.ErrArg)
+	}
+	if len(in) != len(inout) {
+		return fmt.Errorf("typed: ReduceLocal of %d elements into %d: %w", len(in), len(inout), comm.ErrArg)
+	}
+	tmp := append([]T(nil), in...)
+	op(tmp, inout)
+	copy(inout, tmp)
+	return nil
 }
 
 // Ordered is the element types whose values [Pair] carries.

@@ -86,6 +86,14 @@ func (c *Comm[T]) Sendrecv(send []T, dst, stag int, recv []T, src, rtag int) (co
 	return c.c.Sendrecv(bytesOf(send), c.t, dst, stag, bytesOf(recv), c.t, src, rtag)
 }
 
+// SendrecvReplace sends buf to dst with stag and receives into buf
+// itself from src with rtag (MPI_Sendrecv_replace): the message sent is
+// buf as it was, through a copy, whatever arrives first.
+func (c *Comm[T]) SendrecvReplace(buf []T, dst, stag, src, rtag int) (comm.Status, error) {
+	out := append([]T(nil), buf...)
+	return c.Sendrecv(out, dst, stag, buf, src, rtag)
+}
+
 // SendOwned hands buf itself to the receiver: a RecvOwned gets this very
 // slice, with no copy. The caller gives up buf: it must not read or write
 // it afterwards.
