@@ -218,6 +218,8 @@ type collState struct {
 
 	scratch []byte    // point-to-point algorithms' working memory, kept while small
 	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
+
+	quiet bool // a non-blocking collective's private communicator: its calls wait quietly (coll_nonblocking.go)
 }
 
 func (c *Comm) state() *collState {

@@ -39,7 +39,7 @@ func (c *Comm) call(what string, t Type, op Op) *collCall {
 		st.p2p = new(collCall)
 	}
 	x := st.p2p
-	*x = collCall{c: c.coll(), t: t}
+	*x = collCall{c: c.coll(), t: t, quiet: st.quiet}
 	x.Init(x, what, op, &collErrors)
 	return x
 }

@@ -3,6 +3,8 @@ package comm
 import (
 	"fmt"
 
+	"github.com/mpgo/mpgo/comm/internal/engine"
+
 	"github.com/mpgo/mpgo/comm/internal/coll"
 )
 
@@ -29,9 +31,13 @@ import (
 // with the algorithm, and when the run ends first, the abort or close
 // fails the operations it waits on.
 //
-// The buffers belong to the operation until the request completes. Cancel
-// must not be called on these requests (MPI makes it erroneous): it would
-// complete the request while the operation goes on.
+// Ibarrier, Ibcast and Iallreduce check their arguments before they
+// start; the other forms run the blocking collective itself on the
+// private communicator (startNBCall), whose argument errors the request
+// reports. The buffers, and the count and displacement slices, belong to
+// the operation until the request completes. Cancel refuses these
+// requests (MPI makes it erroneous): completing one would leave the
+// operation running.
 
 // Ibarrier starts a barrier and returns at once; the request completes
 // once every member has called Ibarrier (dissemination algorithm).
@@ -86,29 +92,132 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	})
 }
 
+// Igather starts a Gather (see [Comm.Gather]).
+func (c *Comm) Igather(send, recv []byte, t Type, root int) (*Request, error) {
+	return c.startNBCall("igather", func(p *Comm) error { return p.Gather(send, recv, t, root) })
+}
+
+// Igatherv starts a Gatherv (see [Comm.Gatherv]).
+func (c *Comm) Igatherv(send, recv []byte, counts, displs []int, t Type, root int) (*Request, error) {
+	return c.startNBCall("igatherv", func(p *Comm) error { return p.Gatherv(send, recv, counts, displs, t, root) })
+}
+
+// Iscatter starts a Scatter (see [Comm.Scatter]).
+func (c *Comm) Iscatter(send, recv []byte, t Type, root int) (*Request, error) {
+	return c.startNBCall("iscatter", func(p *Comm) error { return p.Scatter(send, recv, t, root) })
+}
+
+// Iscatterv starts a Scatterv (see [Comm.Scatterv]).
+func (c *Comm) Iscatterv(send []byte, counts, displs []int, recv []byte, t Type, root int) (*Request, error) {
+	return c.startNBCall("iscatterv", func(p *Comm) error { return p.Scatterv(send, counts, displs, recv, t, root) })
+}
+
+// Iallgather starts an Allgather (see [Comm.Allgather]).
+func (c *Comm) Iallgather(send, recv []byte, t Type) (*Request, error) {
+	return c.startNBCall("iallgather", func(p *Comm) error { return p.Allgather(send, recv, t) })
+}
+
+// Iallgatherv starts an Allgatherv (see [Comm.Allgatherv]).
+func (c *Comm) Iallgatherv(send, recv []byte, counts, displs []int, t Type) (*Request, error) {
+	return c.startNBCall("iallgatherv", func(p *Comm) error { return p.Allgatherv(send, recv, counts, displs, t) })
+}
+
+// Ialltoall starts an Alltoall (see [Comm.Alltoall]).
+func (c *Comm) Ialltoall(send, recv []byte, t Type) (*Request, error) {
+	return c.startNBCall("ialltoall", func(p *Comm) error { return p.Alltoall(send, recv, t) })
+}
+
+// Ialltoallv starts an Alltoallv (see [Comm.Alltoallv]).
+func (c *Comm) Ialltoallv(send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int, t Type) (*Request, error) {
+	return c.startNBCall("ialltoallv", func(p *Comm) error {
+		return p.Alltoallv(send, scounts, sdispls, recv, rcounts, rdispls, t)
+	})
+}
+
+// Ireduce starts a Reduce (see [Comm.Reduce]).
+func (c *Comm) Ireduce(send, recv []byte, t Type, op Op, root int) (*Request, error) {
+	return c.startNBCall("ireduce", func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
+}
+
+// IreduceScatterBlock starts a ReduceScatterBlock (see
+// [Comm.ReduceScatterBlock]).
+func (c *Comm) IreduceScatterBlock(send, recv []byte, t Type, op Op) (*Request, error) {
+	return c.startNBCall("ireduce_scatter_block", func(p *Comm) error { return p.ReduceScatterBlock(send, recv, t, op) })
+}
+
+// Iscan starts a Scan (see [Comm.Scan]).
+func (c *Comm) Iscan(send, recv []byte, t Type, op Op) (*Request, error) {
+	return c.startNBCall("iscan", func(p *Comm) error { return p.Scan(send, recv, t, op) })
+}
+
+// Iexscan starts an Exscan (see [Comm.Exscan]).
+func (c *Comm) Iexscan(send, recv []byte, t Type, op Op) (*Request, error) {
+	return c.startNBCall("iexscan", func(p *Comm) error { return p.Exscan(send, recv, t, op) })
+}
+
 // startNB makes the private context and the request, and starts run on a
 // goroutine of its own.
 func (c *Comm) startNB(what string, t Type, op Op, local error, run func(x *collCall)) (*Request, error) {
+	p, r, err := c.newNB(what)
+	if err != nil {
+		return nil, err
+	}
+	x := p.coll().newCall(what, t, op, true)
+	x.Fail(local)
+	c.runNB(r, func() error {
+		run(x)
+		return x.Result()
+	})
+	return user(r), nil
+}
+
+// startNBCall starts f, the blocking collective of a non-blocking one, on
+// a goroutine of its own, run on the operation's private communicator:
+// the blocking call's argument checks (their errors come back through the
+// request, on every member where the blocking call fails on every member)
+// and its point-to-point algorithms, with quiet waits — the private
+// communicator reports neither shared memory nor a two-level shape, so
+// that no algorithm reads another rank's buffers behind its caller's back.
+func (c *Comm) startNBCall(what string, f func(p *Comm) error) (*Request, error) {
+	if err := c.collUsable(what); err != nil {
+		return nil, err
+	}
+	p, r, err := c.newNB(what)
+	if err != nil {
+		return nil, err
+	}
+	p.cst = &collState{local: -1, hierSeen: true, quiet: true}
+	c.runNB(r, func() error { return f(p) })
+	return user(r), nil
+}
+
+// newNB makes a non-blocking collective's private communicator, derived
+// from c's like Dup's, and its request: a receive on it that no message
+// matches, which Cancel refuses.
+func (c *Comm) newNB(what string) (*Comm, *engine.Request, error) {
 	c.kids++
 	p := newComm(c.ep, childContext(c.ctx, c.kids, colorNonBlocking), c.rank, c.size, c.ranks,
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))
 	p.shareLife(c)
 	r, err := p.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, false)
 	if err != nil {
-		return nil, fmt.Errorf("comm: %s: %w", what, err)
+		return nil, nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
-	x := p.coll().newCall(what, t, op, true)
-	x.Fail(local)
+	r.SetCollective()
+	return p, r, nil
+}
+
+// runNB runs body, the operation of non-blocking collective request r,
+// and completes r with its outcome: at once on a communicator of one
+// rank, otherwise on a goroutine counted in the rank's helpers.
+func (c *Comm) runNB(r *engine.Request, body func() error) {
 	if c.size == 1 {
-		run(x)
-		r.Retract(x.Result())
-		return user(r), nil
+		r.Retract(body())
+		return
 	}
 	c.ep.AddHelper(1) // running from now: see engine.Request.WaitQuiet
 	go func() {
-		run(x)
-		r.Retract(x.Result())
+		r.Retract(body())
 		c.ep.AddHelper(-1)
 	}()
-	return user(r), nil
 }

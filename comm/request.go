@@ -46,7 +46,8 @@ func (r *Request) Done() <-chan struct{} { return r.e().Done() }
 // returns an error wrapping [ErrCanceled]. Cancelling a receive that already
 // matched (or completed) does nothing and returns nil: Wait reports the
 // message as usual. Cancelling a send returns [ErrNotSupported] (MPI
-// deprecated it; a standard send may already have been delivered).
+// deprecated it; a standard send may already have been delivered), and so
+// does cancelling a non-blocking collective (it runs on regardless).
 func (r *Request) Cancel() error { return r.e().Cancel() } // a nil r fails with ErrArg there
 
 // WaitContext is Wait that gives up when ctx is done first: it then

@@ -147,6 +147,71 @@ func (c *Comm[T]) Iallreduce(send, recv []T, op Op[T]) (*comm.Request, error) {
 	return c.c.Iallreduce(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
 
+// Ibarrier starts a Barrier; the request completes once every member
+// has called Ibarrier.
+func (c *Comm[T]) Ibarrier() (*comm.Request, error) { return c.c.Ibarrier() }
+
+// Igather starts a Gather; the buffers belong to it until the request
+// completes, as for every non-blocking collective.
+func (c *Comm[T]) Igather(send, recv []T, root int) (*comm.Request, error) {
+	return c.c.Igather(bytesOf(send), bytesOf(recv), c.t, root)
+}
+
+// Igatherv starts a Gatherv (counts and displs in elements).
+func (c *Comm[T]) Igatherv(send, recv []T, counts, displs []int, root int) (*comm.Request, error) {
+	return c.c.Igatherv(bytesOf(send), bytesOf(recv), counts, displs, c.t, root)
+}
+
+// Iscatter starts a Scatter.
+func (c *Comm[T]) Iscatter(send, recv []T, root int) (*comm.Request, error) {
+	return c.c.Iscatter(bytesOf(send), bytesOf(recv), c.t, root)
+}
+
+// Iscatterv starts a Scatterv (counts and displs in elements).
+func (c *Comm[T]) Iscatterv(send []T, counts, displs []int, recv []T, root int) (*comm.Request, error) {
+	return c.c.Iscatterv(bytesOf(send), counts, displs, bytesOf(recv), c.t, root)
+}
+
+// Iallgather starts an Allgather.
+func (c *Comm[T]) Iallgather(send, recv []T) (*comm.Request, error) {
+	return c.c.Iallgather(bytesOf(send), bytesOf(recv), c.t)
+}
+
+// Iallgatherv starts an Allgatherv (counts and displs in elements).
+func (c *Comm[T]) Iallgatherv(send, recv []T, counts, displs []int) (*comm.Request, error) {
+	return c.c.Iallgatherv(bytesOf(send), bytesOf(recv), counts, displs, c.t)
+}
+
+// Ialltoall starts an Alltoall.
+func (c *Comm[T]) Ialltoall(send, recv []T) (*comm.Request, error) {
+	return c.c.Ialltoall(bytesOf(send), bytesOf(recv), c.t)
+}
+
+// Ialltoallv starts an Alltoallv (counts and displacements in elements).
+func (c *Comm[T]) Ialltoallv(send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
+	return c.c.Ialltoallv(bytesOf(send), scounts, sdispls, bytesOf(recv), rcounts, rdispls, c.t)
+}
+
+// Ireduce starts a Reduce.
+func (c *Comm[T]) Ireduce(send, recv []T, op Op[T], root int) (*comm.Request, error) {
+	return c.c.Ireduce(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op), root)
+}
+
+// IreduceScatterBlock starts a ReduceScatterBlock.
+func (c *Comm[T]) IreduceScatterBlock(send, recv []T, op Op[T]) (*comm.Request, error) {
+	return c.c.IreduceScatterBlock(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
+}
+
+// Iscan starts a Scan.
+func (c *Comm[T]) Iscan(send, recv []T, op Op[T]) (*comm.Request, error) {
+	return c.c.Iscan(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
+}
+
+// Iexscan starts an Exscan.
+func (c *Comm[T]) Iexscan(send, recv []T, op Op[T]) (*comm.Request, error) {
+	return c.c.Iexscan(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
+}
+
 // byteOp is the package's byteOp of op, made once for calls with the same
 // op. Func values do not compare, but the word that holds one points at
 // its code and captured variables: the same word is the same function.

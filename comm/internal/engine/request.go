@@ -55,18 +55,21 @@ type Request struct {
 	kind   Kind
 	mode   Mode
 	pooled bool // internal request of a blocking call, recycled after use
-	owned  bool // receive: take the sender's slice instead of copying
-	asBuf  bool // receive (with owned): deliver a *buffer.Buf
-	typ    Type
-	ctx    uint64
-	src    int // receive: requested local source or AnySource; send: sender's local rank
-	tag    int // receive: requested tag or AnyTag
-	to     int // send: destination's rank in the communicator
-	peer   int // world rank of the peer, or AnySource
-	seq    uint64
-	buf    []byte
-	ep     *Endpoint    // the rank that started it
-	owner  fmt.Stringer // the communicator, named in deadlock reports
+	// collective: a non-blocking collective's request, which Cancel
+	// refuses (the operation runs on; SetCollective)
+	collective bool
+	owned      bool // receive: take the sender's slice instead of copying
+	asBuf      bool // receive (with owned): deliver a *buffer.Buf
+	typ        Type
+	ctx        uint64
+	src        int // receive: requested local source or AnySource; send: sender's local rank
+	tag        int // receive: requested tag or AnyTag
+	to         int // send: destination's rank in the communicator
+	peer       int // world rank of the peer, or AnySource
+	seq        uint64
+	buf        []byte
+	ep         *Endpoint    // the rank that started it
+	owner      fmt.Stringer // the communicator, named in deadlock reports
 
 	from    Source // send: SendFrom's payload, instead of buf
 	fromLen int    // send: bytes from produces
@@ -303,6 +306,10 @@ func (r *Request) removeWatch(c chan<- struct{}) {
 	w.mu.Unlock()
 }
 
+// SetCollective marks r as a non-blocking collective's request, which
+// Cancel refuses: completing it would leave the operation running.
+func (r *Request) SetCollective() { r.collective = true }
+
 // Cancel cancels a receive that has not matched a message yet; Wait then
 // returns an error wrapping [ErrCanceled]. Cancelling a receive that already
 // matched (or completed) does nothing and returns nil: Wait reports the
@@ -314,6 +321,9 @@ func (r *Request) Cancel() error {
 	}
 	if r.kind == KindSend {
 		return fmt.Errorf("comm: cancel of a send: %w", ErrNotSupported)
+	}
+	if r.collective {
+		return fmt.Errorf("comm: cancel of a non-blocking collective (it runs on): %w", ErrNotSupported)
 	}
 	r.ep.retract(r, ErrCanceled)
 	return nil
