@@ -3,10 +3,11 @@ package comm
 import "github.com/mpgo/mpgo/comm/internal/coll"
 
 // barrier is the barrier with a choice of algorithm: on a communicator
-// whose members share memory, one gate (every rank parks once and the last
-// arriver wakes all at once, by closing one channel); otherwise the
-// dissemination algorithm, or both, in two levels, on a communicator that
-// spans processes with several members in some (coll_hier.go).
+// whose members share memory, one gate (a waiter yields, then parks; the
+// last arriver opens it and wakes those that parked at once, by closing
+// one channel); otherwise the dissemination algorithm, or both, in two
+// levels, on a communicator that spans processes with several members in
+// some (coll_hier.go).
 func (c *Comm) barrier() error {
 	if err := c.collUsable("barrier"); err != nil {
 		return err

@@ -120,10 +120,26 @@ const (
 
 // gate is a barrier of the members of one communicator.
 type gate struct {
-	n     int32
-	count atomic.Int32
-	cur   atomic.Pointer[gateGen]
+	n      int32
+	yields int // how many times a waiter yields its P before it parks (gateYields)
+	count  atomic.Int32
+	cur    atomic.Pointer[gateGen]
 }
+
+// gateYields returns how many times a waiter at a gate yields its P before
+// it parks, in a world whose point-to-point waits yield yields times
+// (engine.pollYields while ranks fit the Ps, else none).
+//
+// A gate waits for every member, unlike a receive that waits for one
+// peer, so one yield is worth it even when ranks outnumber Ps: it sends
+// the waiter to the back of the global run queue, behind every other
+// runnable rank, and when those all run to the gate (the usual case) the
+// gate has opened by the time the waiter looks again. It then goes on
+// without having parked, and the last arriver wakes nobody: on 100,000
+// ranks one switch per rank instead of a park and a wake-up, and no close
+// of a channel that readies 100,000 goroutines one after the other. A
+// waiter that finds the gate still shut parks as before.
+func gateYields(yields int) int { return max(1, yields) }
 
 // gateGen is one generation of a gate: the request its waiters wait on and
 // that request's Done channel (taken once: Done locks).
@@ -141,7 +157,7 @@ func (c *Comm) shm() (*shmComm, error) {
 	}
 	cc := c.coll()
 	if c.rank == 0 {
-		s := &shmComm{n: c.size, gate: gate{n: int32(c.size)}}
+		s := &shmComm{n: c.size, gate: gate{n: int32(c.size), yields: gateYields(c.ep.Yields())}}
 		s.self = uintptr(unsafe.Pointer(s))
 		for p := range s.slots {
 			s.slots[p] = make([]shmSlot, c.size)
@@ -220,7 +236,7 @@ func (g *gate) pass(c *Comm, last func()) error {
 		}
 		// Failed meanwhile (an abort, a deadlock): report it like the others.
 	} else {
-		c.ep.WaitShared(r, gg.done)
+		c.ep.WaitShared(r, gg.done, g.yields)
 	}
 	if _, err := r.Result(); err != nil {
 		return fmt.Errorf("comm: collective on %s: %w", c, err)
