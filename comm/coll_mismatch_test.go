@@ -215,6 +215,36 @@ func TestMismatchDifferentCollectives(t *testing.T) {
 	}
 }
 
+// A rank that calls Barrier where the others call another collective
+// fails, and so do they, whichever rank arrives last (here the barrier's,
+// then another), and however many vectors the collective moves.
+func TestMismatchBarrierAndCollective(t *testing.T) {
+	const n = 4
+	for _, size := range []int{1, 4, 1000} {
+		for _, late := range []int{3, 0} {
+			t.Run(fmt.Sprint(size, "/", late), func(t *testing.T) {
+				errs := make([]error, n)
+				run(t, n, func(w *comm.Comm) error {
+					if w.Rank() == late {
+						time.Sleep(10 * time.Millisecond) // arrive last
+					}
+					if w.Rank() == 3 {
+						errs[3] = w.Barrier()
+					} else {
+						errs[w.Rank()] = w.Allreduce(input(w.Rank(), size, 1), garbage(size*esz), comm.Complex128, affine)
+					}
+					return w.BarrierAlg()
+				})
+				for r, err := range errs {
+					if !errors.Is(err, comm.ErrArg) {
+						t.Errorf("rank %d: %v, want ErrArg", r, err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // A rank that never arrives at a collective is reported as a deadlock, and
 // the waiting ranks are woken.
 func TestCollectiveDeadlock(t *testing.T) {

@@ -28,7 +28,10 @@ import (
 //     rule.
 //   - A slot keeps the buffers it names alive until its owner writes the
 //     slot set again (two calls later) or, after a call's second gate,
-//     clears them.
+//     clears them. A barrier, whose slot is empty, writes it only when
+//     collState.held says it may name buffers: nobody reads a barrier's
+//     slot (its signature's kind differs from any other collective's, so
+//     the verdict stops a mismatched call before it reads slots).
 //   - The last member to reach a call's first gate judges every slot
 //     (shmVerdict: the first that disagrees with member 0's, any direct
 //     bit, one length for all) before it lets the others through, so all
@@ -260,6 +263,7 @@ type shmCall struct {
 	c     *Comm
 	s     *shmComm
 	what  string
+	p     uint64    // this generation's parity
 	slots []shmSlot // this generation's
 	sigs  []shmSig
 	me    *shmSlot
@@ -280,9 +284,15 @@ func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
 	p := st.gen & 1
 	st.gen++
 	x := &st.call
-	*x = shmCall{c: c, s: s, what: what, slots: s.slots[p], sigs: s.sigs[p]}
+	*x = shmCall{c: c, s: s, what: what, p: p, slots: s.slots[p], sigs: s.sigs[p]}
 	x.me = &x.slots[c.rank]
-	*x.me = sl
+	if sl.kind != kBarrier || st.held[p] {
+		// A barrier's slot is empty: write it only to drop the buffers an
+		// earlier call left there (on 100,000 ranks, every cache line a
+		// rank touches per call costs).
+		*x.me = sl
+		st.held[p] = sl.kind != kBarrier
+	}
 	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}
 	v := &s.verdicts[p]
 	if err := s.gate.pass(c, func() { *v = x.judge() }); err != nil {
@@ -392,6 +402,7 @@ func (x *shmCall) finish() error {
 		}
 		// Nobody reads this call's slots any more.
 		*x.me = shmSlot{kind: x.me.kind}
+		x.c.state().held[x.p] = false
 	}
 	return x.err
 }
