@@ -245,6 +245,35 @@ func TestMismatchBarrierAndCollective(t *testing.T) {
 	}
 }
 
+// On many ranks, where a short reduction is combined by the last arriver,
+// one rank passing another count fails every rank, whether its count
+// takes it to the same variant (4 against 3 elements) or to the direct
+// one (5 against 4), and whoever arrives last.
+func TestMismatchReductionManyRanks(t *testing.T) {
+	const n = 1100
+	for _, c := range []struct{ cnt, bad, late int }{{3, 4, 0}, {3, 4, 7}, {4, 5, 7}, {4, 5, n - 1}} {
+		t.Run(fmt.Sprint(c.cnt, "/", c.bad, "/", c.late), func(t *testing.T) {
+			errs := make([]error, n)
+			run(t, n, func(w *comm.Comm) error {
+				cnt := c.cnt
+				if w.Rank() == 7 {
+					cnt = c.bad
+				}
+				if w.Rank() == c.late {
+					time.Sleep(10 * time.Millisecond) // arrive last
+				}
+				errs[w.Rank()] = w.Allreduce(input(w.Rank(), cnt, 1), garbage(cnt*esz), comm.Complex128, affine)
+				return w.Barrier()
+			})
+			for r, err := range errs {
+				if !errors.Is(err, comm.ErrTruncate) {
+					t.Fatalf("rank %d: %v, want ErrTruncate", r, err)
+				}
+			}
+		})
+	}
+}
+
 // A rank that never arrives at a collective is reported as a deadlock, and
 // the waiting ranks are woken.
 func TestCollectiveDeadlock(t *testing.T) {

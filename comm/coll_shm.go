@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/mpgo/mpgo/comm/internal/coll"
 	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
@@ -65,6 +66,12 @@ type shmComm struct {
 	// verdicts, by parity like slots: written by a call's last arriver at
 	// its first gate, read by every member once through it.
 	verdicts [2]shmVerdict
+	// The combined reductions' table (coll.Combined), by parity like
+	// slots: rows holds one row of coll.CombineLimit bytes a member,
+	// written by its owner before the first gate; result is written by
+	// the last arriver at that gate, from the rows, and read by the
+	// members once through it. Nil on a communicator too small to combine.
+	rows, result [2][]byte
 }
 
 // shmSlot is one member's arguments to the current collective.
@@ -165,6 +172,10 @@ func (c *Comm) shm() (*shmComm, error) {
 		for p := range s.slots {
 			s.slots[p] = make([]shmSlot, c.size)
 			s.sigs[p] = make([]shmSig, c.size)
+			if coll.Combined(coll.Allreduce, coll.CombineLimit, c.size) {
+				s.rows[p] = alignedBytes(c.size * coll.CombineLimit)
+				s.result[p] = alignedBytes(coll.CombineLimit)
+			}
 		}
 		ref := refBytes(s)
 		for r := 1; r < c.size; r++ {
@@ -276,6 +287,14 @@ type shmCall struct {
 // fatal error (abort, deadlock, setup) comes back as err; the call is then
 // over.
 func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
+	return c.shmStartWith(what, sl, nil)
+}
+
+// shmStartWith is shmStart, where the last member to reach the gate also
+// calls combine (when not nil) once it has judged the slots, if the
+// verdict lets the call go on (they agree, with one length for all):
+// what combine writes, every member reads once through the gate.
+func (c *Comm) shmStartWith(what string, sl shmSlot, combine func(x *shmCall)) (*shmCall, error) {
 	s, err := c.shm()
 	if err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
@@ -295,7 +314,13 @@ func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
 	}
 	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}
 	v := &s.verdicts[p]
-	if err := s.gate.pass(c, func() { *v = x.judge() }); err != nil {
+	last := func() {
+		*v = x.judge()
+		if combine != nil && v.bad < 0 && v.sameN {
+			combine(x)
+		}
+	}
+	if err := s.gate.pass(c, last); err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
 	x.v = *v
