@@ -211,8 +211,9 @@ type collState struct {
 	hierSeen bool       // hier has been worked out
 
 	shm      *shmComm // nil until the first shared-memory collective
-	call     shmCall  // the shared-memory collective in progress (one at a time)
 	gen      uint64   // shared-memory collectives so far: parity selects slots and staging
+	held     [2]bool  // slots[p][rank] may name buffers (a barrier leaves an empty slot unwritten)
+	call     shmCall  // the shared-memory collective in progress (one at a time)
 	stage    [2][]byte
 	gateComm *Comm // c's collective context, named for deadlock reports
 

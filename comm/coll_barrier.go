@@ -3,10 +3,11 @@ package comm
 import "github.com/mpgo/mpgo/comm/internal/coll"
 
 // barrier is the barrier with a choice of algorithm: on a communicator
-// whose members share memory, one gate (every rank parks once and the last
-// arriver wakes all at once, by closing one channel); otherwise the
-// dissemination algorithm, or both, in two levels, on a communicator that
-// spans processes with several members in some (coll_hier.go).
+// whose members share memory, one gate (a waiter yields, then parks; the
+// last arriver opens it and wakes those that parked at once, by closing
+// one channel); otherwise the dissemination algorithm, or both, in two
+// levels, on a communicator that spans processes with several members in
+// some (coll_hier.go).
 func (c *Comm) barrier() error {
 	if err := c.collUsable("barrier"); err != nil {
 		return err
@@ -25,18 +26,15 @@ func (c *Comm) barrier() error {
 	return x.Result()
 }
 
-// barrierShm passes a gate. It publishes only its kind (so that a member
-// calling another collective at this point fails) and skips the check of
-// the others' slots, which would cost every rank O(n).
+// barrierShm passes a gate as a collective with no arguments: the verdict
+// of the last arriver (O(n) once, O(1) for the others) tells it whether a
+// member calls another collective at this point (then every member fails)
+// and whether that collective ends with a second gate, which the barrier
+// must pass too.
 func (c *Comm) barrierShm() error {
-	s, err := c.shm()
+	x, err := c.shmStart("barrier", shmSlot{kind: kBarrier})
 	if err != nil {
 		return err
 	}
-	st := c.state()
-	p := st.gen & 1
-	st.gen++
-	s.slots[p][c.rank] = shmSlot{kind: kBarrier}
-	s.sigs[p][c.rank] = shmSig{kind: kBarrier}
-	return s.gate.pass(c, nil)
+	return x.finish()
 }

@@ -215,6 +215,65 @@ func TestMismatchDifferentCollectives(t *testing.T) {
 	}
 }
 
+// A rank that calls Barrier where the others call another collective
+// fails, and so do they, whichever rank arrives last (here the barrier's,
+// then another), and however many vectors the collective moves.
+func TestMismatchBarrierAndCollective(t *testing.T) {
+	const n = 4
+	for _, size := range []int{1, 4, 1000} {
+		for _, late := range []int{3, 0} {
+			t.Run(fmt.Sprint(size, "/", late), func(t *testing.T) {
+				errs := make([]error, n)
+				run(t, n, func(w *comm.Comm) error {
+					if w.Rank() == late {
+						time.Sleep(10 * time.Millisecond) // arrive last
+					}
+					if w.Rank() == 3 {
+						errs[3] = w.Barrier()
+					} else {
+						errs[w.Rank()] = w.Allreduce(input(w.Rank(), size, 1), garbage(size*esz), comm.Complex128, affine)
+					}
+					return w.BarrierAlg()
+				})
+				for r, err := range errs {
+					if !errors.Is(err, comm.ErrArg) {
+						t.Errorf("rank %d: %v, want ErrArg", r, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// On many ranks, where a short reduction is combined by the last arriver,
+// one rank passing another count fails every rank, whether its count
+// takes it to the same variant (4 against 3 elements) or to the direct
+// one (5 against 4), and whoever arrives last.
+func TestMismatchReductionManyRanks(t *testing.T) {
+	const n = 1100
+	for _, c := range []struct{ cnt, bad, late int }{{3, 4, 0}, {3, 4, 7}, {4, 5, 7}, {4, 5, n - 1}} {
+		t.Run(fmt.Sprint(c.cnt, "/", c.bad, "/", c.late), func(t *testing.T) {
+			errs := make([]error, n)
+			run(t, n, func(w *comm.Comm) error {
+				cnt := c.cnt
+				if w.Rank() == 7 {
+					cnt = c.bad
+				}
+				if w.Rank() == c.late {
+					time.Sleep(10 * time.Millisecond) // arrive last
+				}
+				errs[w.Rank()] = w.Allreduce(input(w.Rank(), cnt, 1), garbage(cnt*esz), comm.Complex128, affine)
+				return w.Barrier()
+			})
+			for r, err := range errs {
+				if !errors.Is(err, comm.ErrTruncate) {
+					t.Fatalf("rank %d: %v, want ErrTruncate", r, err)
+				}
+			}
+		})
+	}
+}
+
 // A rank that never arrives at a collective is reported as a deadlock, and
 // the waiting ranks are woken.
 func TestCollectiveDeadlock(t *testing.T) {

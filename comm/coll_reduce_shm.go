@@ -1,10 +1,17 @@
 package comm
 
-import "github.com/mpgo/mpgo/comm/internal/coll"
+import (
+	"fmt"
+
+	"github.com/mpgo/mpgo/comm/internal/coll"
+)
 
 // The shared-memory reductions. Small vectors (replicated): every rank
 // stages its input, passes one gate, and each rank that needs a result
-// computes it from the staged inputs itself. Larger vectors (direct): one
+// computes it from the staged inputs itself. Short vectors on many ranks
+// (combined, Reduce and Allreduce): every rank copies its input to its
+// row of a shared table, the last to reach the gate reduces the rows, and
+// each rank that needs the result copies it out. Larger vectors (direct): one
 // gate, then each rank reduces its chunk of the vector across every rank's
 // input, block by block in a cache-resident accumulator, and writes the
 // block to every output that needs it: each input is read once and each
@@ -12,6 +19,9 @@ import "github.com/mpgo/mpgo/comm/internal/coll"
 // call.
 
 func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error) error {
+	if coll.Combined(coll.Reduce, len(send), c.size) {
+		return c.reduceCombined("reduce", kReduce, send, recv, t, op, root, local)
+	}
 	sl := shmSlot{kind: kReduce, root: root, t: t, n: len(send), a: send, err: local}
 	if c.rank == root {
 		sl.b = recv
@@ -44,6 +54,9 @@ func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error
 }
 
 func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error {
+	if coll.Combined(coll.Allreduce, len(send), c.size) {
+		return c.reduceCombined("allreduce", kAllreduce, send, recv, t, op, -1, local)
+	}
 	sl := shmSlot{kind: kAllreduce, t: t, n: len(send), a: send, b: recv, err: local}
 	rep := coll.Staged(coll.Allreduce, len(send), c.size)
 	c.publish(&sl, send, rep)
@@ -66,6 +79,35 @@ func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error
 				}
 			})
 		}
+	}
+	return x.finish()
+}
+
+// reduceCombined is the combined variant of Reduce to root, or of
+// Allreduce when root < 0 (coll.Combined: len(send) ≤ coll.CombineLimit).
+func (c *Comm) reduceCombined(what string, kind collKind, send, recv []byte, t Type, op Op, root int, local error) error {
+	s, err := c.shm()
+	if err != nil {
+		return fmt.Errorf("comm: %s: %w", what, err)
+	}
+	n := len(send)
+	p := c.state().gen & 1 // the generation shmStartWith will use
+	rows, res := s.rows[p], s.result[p][:n]
+	copy(rows[c.rank*coll.CombineLimit:][:n], send)
+	x, err := c.shmStartWith(what, shmSlot{kind: kind | kStaged, root: max(root, 0), t: t, n: n, err: local}, func(x *shmCall) {
+		copy(res, rows[:n])
+		for i := 1; i < x.s.n; i++ {
+			op(res, rows[i*coll.CombineLimit:][:n])
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if x.err == nil {
+		x.err = x.sameLen("send buffer", 0)
+	}
+	if x.err == nil && (root < 0 || c.rank == root) {
+		copy(recv, res)
 	}
 	return x.finish()
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/mpgo/mpgo/comm/internal/coll"
 	"github.com/mpgo/mpgo/comm/internal/engine"
 )
 
@@ -28,7 +29,10 @@ import (
 //     rule.
 //   - A slot keeps the buffers it names alive until its owner writes the
 //     slot set again (two calls later) or, after a call's second gate,
-//     clears them.
+//     clears them. A barrier, whose slot is empty, writes it only when
+//     collState.held says it may name buffers: nobody reads a barrier's
+//     slot (its signature's kind differs from any other collective's, so
+//     the verdict stops a mismatched call before it reads slots).
 //   - The last member to reach a call's first gate judges every slot
 //     (shmVerdict: the first that disagrees with member 0's, any direct
 //     bit, one length for all) before it lets the others through, so all
@@ -62,6 +66,12 @@ type shmComm struct {
 	// verdicts, by parity like slots: written by a call's last arriver at
 	// its first gate, read by every member once through it.
 	verdicts [2]shmVerdict
+	// The combined reductions' table (coll.Combined), by parity like
+	// slots: rows holds one row of coll.CombineLimit bytes a member,
+	// written by its owner before the first gate; result is written by
+	// the last arriver at that gate, from the rows, and read by the
+	// members once through it. Nil on a communicator too small to combine.
+	rows, result [2][]byte
 }
 
 // shmSlot is one member's arguments to the current collective.
@@ -120,10 +130,26 @@ const (
 
 // gate is a barrier of the members of one communicator.
 type gate struct {
-	n     int32
-	count atomic.Int32
-	cur   atomic.Pointer[gateGen]
+	n      int32
+	yields int // how many times a waiter yields its P before it parks (gateYields)
+	count  atomic.Int32
+	cur    atomic.Pointer[gateGen]
 }
+
+// gateYields returns how many times a waiter at a gate yields its P before
+// it parks, in a world whose point-to-point waits yield yields times
+// (engine.pollYields while ranks fit the Ps, else none).
+//
+// A gate waits for every member, unlike a receive that waits for one
+// peer, so one yield is worth it even when ranks outnumber Ps: it sends
+// the waiter to the back of the global run queue, behind every other
+// runnable rank, and when those all run to the gate (the usual case) the
+// gate has opened by the time the waiter looks again. It then goes on
+// without having parked, and the last arriver wakes nobody: on 100,000
+// ranks one switch per rank instead of a park and a wake-up, and no close
+// of a channel that readies 100,000 goroutines one after the other. A
+// waiter that finds the gate still shut parks as before.
+func gateYields(yields int) int { return max(1, yields) }
 
 // gateGen is one generation of a gate: the request its waiters wait on and
 // that request's Done channel (taken once: Done locks).
@@ -141,11 +167,15 @@ func (c *Comm) shm() (*shmComm, error) {
 	}
 	cc := c.coll()
 	if c.rank == 0 {
-		s := &shmComm{n: c.size, gate: gate{n: int32(c.size)}}
+		s := &shmComm{n: c.size, gate: gate{n: int32(c.size), yields: gateYields(c.ep.Yields())}}
 		s.self = uintptr(unsafe.Pointer(s))
 		for p := range s.slots {
 			s.slots[p] = make([]shmSlot, c.size)
 			s.sigs[p] = make([]shmSig, c.size)
+			if coll.Combined(coll.Allreduce, coll.CombineLimit, c.size) {
+				s.rows[p] = alignedBytes(c.size * coll.CombineLimit)
+				s.result[p] = alignedBytes(coll.CombineLimit)
+			}
 		}
 		ref := refBytes(s)
 		for r := 1; r < c.size; r++ {
@@ -220,7 +250,7 @@ func (g *gate) pass(c *Comm, last func()) error {
 		}
 		// Failed meanwhile (an abort, a deadlock): report it like the others.
 	} else {
-		c.ep.WaitShared(r, gg.done)
+		c.ep.WaitShared(r, gg.done, g.yields)
 	}
 	if _, err := r.Result(); err != nil {
 		return fmt.Errorf("comm: collective on %s: %w", c, err)
@@ -244,6 +274,7 @@ type shmCall struct {
 	c     *Comm
 	s     *shmComm
 	what  string
+	p     uint64    // this generation's parity
 	slots []shmSlot // this generation's
 	sigs  []shmSig
 	me    *shmSlot
@@ -256,6 +287,14 @@ type shmCall struct {
 // fatal error (abort, deadlock, setup) comes back as err; the call is then
 // over.
 func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
+	return c.shmStartWith(what, sl, nil)
+}
+
+// shmStartWith is shmStart, where the last member to reach the gate also
+// calls combine (when not nil) once it has judged the slots, if the
+// verdict lets the call go on (they agree, with one length for all):
+// what combine writes, every member reads once through the gate.
+func (c *Comm) shmStartWith(what string, sl shmSlot, combine func(x *shmCall)) (*shmCall, error) {
 	s, err := c.shm()
 	if err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
@@ -264,12 +303,24 @@ func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
 	p := st.gen & 1
 	st.gen++
 	x := &st.call
-	*x = shmCall{c: c, s: s, what: what, slots: s.slots[p], sigs: s.sigs[p]}
+	*x = shmCall{c: c, s: s, what: what, p: p, slots: s.slots[p], sigs: s.sigs[p]}
 	x.me = &x.slots[c.rank]
-	*x.me = sl
+	if sl.kind != kBarrier || st.held[p] {
+		// A barrier's slot is empty: write it only to drop the buffers an
+		// earlier call left there (on 100,000 ranks, every cache line a
+		// rank touches per call costs).
+		*x.me = sl
+		st.held[p] = sl.kind != kBarrier
+	}
 	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}
 	v := &s.verdicts[p]
-	if err := s.gate.pass(c, func() { *v = x.judge() }); err != nil {
+	last := func() {
+		*v = x.judge()
+		if combine != nil && v.bad < 0 && v.sameN {
+			combine(x)
+		}
+	}
+	if err := s.gate.pass(c, last); err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
 	x.v = *v
@@ -376,6 +427,7 @@ func (x *shmCall) finish() error {
 		}
 		// Nobody reads this call's slots any more.
 		*x.me = shmSlot{kind: x.me.kind}
+		x.c.state().held[x.p] = false
 	}
 	return x.err
 }

@@ -198,23 +198,11 @@ func TestBcast(t *testing.T) {
 
 func TestReduce(t *testing.T) {
 	forAll(t, comm.CollReduce, func(w *comm.Comm, alg comm.Algorithm) error {
-		n, me := w.Size(), w.Rank()
-		for _, root := range rootsFor(n) {
-			for _, cnt := range countsFor(n) {
+		for _, root := range rootsFor(w.Size()) {
+			for _, cnt := range countsFor(w.Size()) {
 				for _, inPlace := range []bool{false, true} {
-					send := input(me, cnt, cnt)
-					var recv []byte
-					if me == root {
-						recv = garbage(cnt * esz)
-						if inPlace {
-							recv = send
-						}
-					}
-					if err := w.Reduce(send, recv, comm.Complex128, affine, root); err != nil {
+					if err := reduceCase(w, root, cnt, inPlace); err != nil {
 						return err
-					}
-					if me == root && !bytes.Equal(recv, fold(0, n, cnt, cnt)) {
-						return fmt.Errorf("root %d count %d in place %v: wrong result", root, cnt, inPlace)
 					}
 				}
 			}
@@ -223,21 +211,72 @@ func TestReduce(t *testing.T) {
 	})
 }
 
+// reduceCase runs one Reduce of cnt elements to root and checks the result.
+func reduceCase(w *comm.Comm, root, cnt int, inPlace bool) error {
+	n, me := w.Size(), w.Rank()
+	send := input(me, cnt, cnt)
+	var recv []byte
+	if me == root {
+		recv = garbage(cnt * esz)
+		if inPlace {
+			recv = send
+		}
+	}
+	if err := w.Reduce(send, recv, comm.Complex128, affine, root); err != nil {
+		return err
+	}
+	if me == root && !bytes.Equal(recv, fold(0, n, cnt, cnt)) {
+		return fmt.Errorf("reduce to %d count %d in place %v: wrong result", root, cnt, inPlace)
+	}
+	return nil
+}
+
 func TestAllreduce(t *testing.T) {
 	forAll(t, comm.CollAllreduce, func(w *comm.Comm, alg comm.Algorithm) error {
-		n, me := w.Size(), w.Rank()
-		for _, cnt := range countsFor(n) {
+		for _, cnt := range countsFor(w.Size()) {
 			for _, inPlace := range []bool{false, true} {
-				send := input(me, cnt, cnt)
-				recv := garbage(cnt * esz)
-				if inPlace {
-					recv = send
-				}
-				if err := w.Allreduce(send, recv, comm.Complex128, affine); err != nil {
+				if err := allreduceCase(w, cnt, inPlace); err != nil {
 					return err
 				}
-				if !bytes.Equal(recv, fold(0, n, cnt, cnt)) {
-					return fmt.Errorf("count %d in place %v: rank %d: wrong result", cnt, inPlace, me)
+			}
+		}
+		return nil
+	})
+}
+
+// allreduceCase runs one Allreduce of cnt elements and checks the result.
+func allreduceCase(w *comm.Comm, cnt int, inPlace bool) error {
+	n, me := w.Size(), w.Rank()
+	send := input(me, cnt, cnt)
+	recv := garbage(cnt * esz)
+	if inPlace {
+		recv = send
+	}
+	if err := w.Allreduce(send, recv, comm.Complex128, affine); err != nil {
+		return err
+	}
+	if !bytes.Equal(recv, fold(0, n, cnt, cnt)) {
+		return fmt.Errorf("allreduce count %d in place %v: rank %d: wrong result", cnt, inPlace, me)
+	}
+	return nil
+}
+
+// Reductions on more ranks than the replicated shared-memory variant
+// serves: vectors short enough for the combined variant (counts 1 and 4),
+// one just too long for it (5, direct) and none; roots first, in the
+// middle and last; in place and not.
+func TestReduceManyRanks(t *testing.T) {
+	const n = 1100 // 1100 × 16 bytes: beyond the replicated variant
+	run(t, n, func(w *comm.Comm) error {
+		for _, cnt := range []int{0, 1, 4, 5} {
+			for _, inPlace := range []bool{false, true} {
+				if err := allreduceCase(w, cnt, inPlace); err != nil {
+					return err
+				}
+				for _, root := range []int{0, n / 2, n - 1} {
+					if err := reduceCase(w, root, cnt, inPlace); err != nil {
+						return err
+					}
 				}
 			}
 		}

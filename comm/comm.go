@@ -17,7 +17,8 @@ import (
 // every member must call in the same order.
 type Comm struct {
 	ep    *engine.Endpoint
-	ctx   uint64 // point-to-point context; ctx|1 is the collective context
+	w     *engine.World // ep's: usable reads its state without touching ep (one cache miss less a call when ranks are many)
+	ctx   uint64        // point-to-point context; ctx|1 is the collective context
 	rank  int
 	size  int
 	ranks []int // world rank of each member; nil for the world communicator
@@ -30,7 +31,7 @@ type Comm struct {
 
 // newComm returns a communicator and its collective twin.
 func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
-	c := &Comm{ep: ep, ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: new(atomic.Bool)}
+	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: new(atomic.Bool)}
 	cc := *c
 	cc.ctx |= 1
 	c.cc = &cc
@@ -89,7 +90,7 @@ func (c *Comm) usable() error {
 	if c.freed != nil && c.freed.Load() {
 		return fmt.Errorf("comm: %s was freed: %w", c, ErrClosed)
 	}
-	return c.ep.Err()
+	return c.w.Err()
 }
 
 func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {

@@ -191,12 +191,13 @@ func (r *Request) WaitQuiet() (Status, error) {
 	return r.result()
 }
 
-// WaitShared blocks the rank of ep until r completes (done is r.Done()).
-// Unlike Wait, any number of goroutines (of different ranks) may wait on
-// r, all woken at once by the close of done; each is recorded as parked on
-// r for the deadlock detector (a collective's gate).
-func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}) {
-	for i := 0; i < ep.w.yields && !r.done(); i++ {
+// WaitShared blocks the rank of ep until r completes (done is r.Done()),
+// yielding its P up to yields times before it parks. Unlike Wait, any
+// number of goroutines (of different ranks) may wait on r, all woken at
+// once by the close of done; each is recorded as parked on r for the
+// deadlock detector (a collective's gate).
+func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
+	for i := 0; i < yields && !r.done(); i++ {
 		runtime.Gosched()
 	}
 	if r.done() {

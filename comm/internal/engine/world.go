@@ -184,6 +184,9 @@ func (ep *Endpoint) Yields() int { return ep.w.yields }
 // with running helpers for a running rank.
 func (ep *Endpoint) AddHelper(delta int32) { ep.helpers.Add(delta) }
 
+// Err returns nil while w runs, else why not (as Endpoint.Err).
+func (w *World) Err() error { return w.failure() }
+
 // failure returns the error operations get once the world stopped running.
 func (w *World) failure() error {
 	switch w.state.Load() {
