@@ -18,13 +18,17 @@ type Graph struct {
 }
 
 // DistGraph is a communicator with a distributed graph topology (MPI 3.1
-// §7.5.4), made by [Comm.DistGraphCreateAdjacent]: each rank knows its own
-// sources and destinations only. DistGraph embeds its communicator.
+// §7.5.4), made by [Comm.DistGraphCreateAdjacent] or
+// [Comm.DistGraphCreate]: each rank knows its own sources and
+// destinations only, and their weights when the graph has them.
+// DistGraph embeds its communicator.
 type DistGraph struct {
 	*Comm
 	sources, dests []int
 	nc             *Comm
 	in, out        []Neighbor
+	weighted       bool
+	inW, outW      []int // the edges' weights, beside sources and dests (weighted)
 }
 
 var (

@@ -40,7 +40,7 @@ func NeighborAllgather[T Number](t comm.Topology, send, recv []T) error {
 			len(recv), len(in), k, comm.ErrArg)
 	}
 	sendAt := func(int) []T { return send }
-	if err := exchange(Of[T](nc), in, out, k, recv, sendAt); err != nil {
+	if err := exchange(Of[T](nc), in, out, blocks(recv, k), sendAt); err != nil {
 		return fmt.Errorf("typed: neighbor allgather: %w", err)
 	}
 	return nil
@@ -71,33 +71,115 @@ func NeighborAlltoall[T Number](t comm.Topology, send, recv []T) error {
 		return fmt.Errorf("typed: neighbor alltoall: buffers of %d and %d for %d out- and %d in-neighbors: %w",
 			len(send), len(recv), len(out), len(in), comm.ErrArg)
 	}
-	sendAt := func(i int) []T { return send[i*k : (i+1)*k] }
-	if err := exchange(Of[T](nc), in, out, k, recv, sendAt); err != nil {
+	if err := exchange(Of[T](nc), in, out, blocks(recv, k), blocks(send, k)); err != nil {
 		return fmt.Errorf("typed: neighbor alltoall: %w", err)
 	}
 	return nil
 }
 
-// exchange posts a receive of k elements into block j of recv for each
-// in-neighbor, then sends sendAt(i) to each out-neighbor, and waits for
-// all. Receives go first so that sends find them posted (one copy). On a
-// failure to start an operation, the receives already posted are
-// cancelled, and everything started is waited for before returning, so no
-// request outlives the call.
-func exchange[T Number](c *Comm[T], in, out []comm.Neighbor, k int, recv []T, sendAt func(int) []T) error {
+// NeighborAllgatherv is NeighborAllgather with blocks of their own
+// lengths (MPI_Neighbor_allgatherv): block j of recv, counts[j] elements
+// at displs[j] (displs nil: packed in order), comes from in-neighbor j,
+// which sends its whole send. A neighbor's block of another length than
+// its count fails with [comm.ErrTruncate] (longer) or [comm.ErrArg]
+// (shorter); counts and displacements that do not fit recv fail with
+// comm.ErrArg.
+func NeighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) error {
+	if t == nil {
+		return fmt.Errorf("typed: neighbor allgatherv on a nil topology: %w", comm.ErrArg)
+	}
+	nc, in, out, err := t.Neighborhood()
+	if err != nil {
+		return fmt.Errorf("typed: neighbor allgatherv: %w", err)
+	}
+	recvAt, err := vblocks(recv, counts, displs, len(in))
+	if err != nil {
+		return fmt.Errorf("typed: neighbor allgatherv: receive side: %w", err)
+	}
+	if err := exchange(Of[T](nc), in, out, recvAt, func(int) []T { return send }); err != nil {
+		return fmt.Errorf("typed: neighbor allgatherv: %w", err)
+	}
+	return nil
+}
+
+// NeighborAlltoallv is NeighborAlltoall with blocks of their own lengths
+// (MPI_Neighbor_alltoallv): block i of send, scounts[i] elements at
+// sdispls[i], goes to out-neighbor i, and block j of recv, rcounts[j]
+// elements at rdispls[j], comes from in-neighbor j (displacements nil:
+// packed in order). Lengths are checked as in NeighborAllgatherv.
+func NeighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+	if t == nil {
+		return fmt.Errorf("typed: neighbor alltoallv on a nil topology: %w", comm.ErrArg)
+	}
+	nc, in, out, err := t.Neighborhood()
+	if err != nil {
+		return fmt.Errorf("typed: neighbor alltoallv: %w", err)
+	}
+	sendAt, err := vblocks(send, scounts, sdispls, len(out))
+	if err != nil {
+		return fmt.Errorf("typed: neighbor alltoallv: send side: %w", err)
+	}
+	recvAt, err := vblocks(recv, rcounts, rdispls, len(in))
+	if err != nil {
+		return fmt.Errorf("typed: neighbor alltoallv: receive side: %w", err)
+	}
+	if err := exchange(Of[T](nc), in, out, recvAt, sendAt); err != nil {
+		return fmt.Errorf("typed: neighbor alltoallv: %w", err)
+	}
+	return nil
+}
+
+// blocks returns block i of buf, in blocks of k elements.
+func blocks[T any](buf []T, k int) func(int) []T {
+	return func(i int) []T { return buf[i*k : (i+1)*k] }
+}
+
+// vblocks checks that n blocks of counts[i] elements at displs[i] (nil:
+// packed) fit buf and returns block i of them. The counts and
+// displacements are not copied: they must not change during the call.
+func vblocks[T any](buf []T, counts, displs []int, n int) (func(int) []T, error) {
+	if len(counts) != n || displs != nil && len(displs) != n {
+		return nil, fmt.Errorf("%d counts and %d displacements for %d neighbors: %w", len(counts), len(displs), n, comm.ErrArg)
+	}
+	off := make([]int, n)
+	next := 0
+	for i, k := range counts {
+		if displs != nil {
+			next = displs[i]
+		}
+		if k < 0 || next < 0 || next > len(buf) || k > len(buf)-next {
+			return nil, fmt.Errorf("block %d of %d elements at %d, in a buffer of %d: %w", i, k, next, len(buf), comm.ErrArg)
+		}
+		off[i] = next
+		next += k
+	}
+	return func(i int) []T { return buf[off[i] : off[i]+counts[i]] }, nil
+}
+
+// exchange posts a receive into recvAt(j) for each in-neighbor j, then
+// sends sendAt(i) to each out-neighbor i, and waits for all; a block that
+// arrives with another length than its receive's fails. Receives go first
+// so that sends find them posted (one copy). On a failure to start an
+// operation, the receives already posted are cancelled, and everything
+// started is waited for before returning, so no request outlives the
+// call.
+func exchange[T Number](c *Comm[T], in, out []comm.Neighbor, recvAt, sendAt func(int) []T) error {
 	recvs := make([]*comm.Request, 0, len(in))
+	want := make([]int, 0, len(in))
 	sends := make([]*comm.Request, 0, len(out))
 	var startErr error
 	for j, nb := range in {
 		if nb.Rank == comm.ProcNull {
 			continue
 		}
-		r, err := c.Irecv(recv[j*k:(j+1)*k], nb.Rank, nb.Tag)
+		b := recvAt(j)
+		r, err := c.Irecv(b, nb.Rank, nb.Tag)
 		if err != nil {
 			startErr = err
 			break
 		}
 		recvs = append(recvs, r)
+		want = append(want, len(b))
 	}
 	if startErr == nil {
 		for i, nb := range out {
@@ -118,10 +200,10 @@ func exchange[T Number](c *Comm[T], in, out []comm.Neighbor, k int, recv []T, se
 		}
 	}
 	first := startErr
-	for _, r := range recvs {
+	for j, r := range recvs {
 		st, err := r.Wait()
-		if err == nil && st.Count != k {
-			err = fmt.Errorf("block of %d elements from rank %d, want %d: %w", st.Count, st.Source, k, comm.ErrArg)
+		if err == nil && st.Count != want[j] {
+			err = fmt.Errorf("block of %d elements from rank %d, want %d: %w", st.Count, st.Source, want[j], comm.ErrArg)
 		}
 		if first == nil && err != nil {
 			first = err
