@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/mpgo/mpgo/buffer"
@@ -78,4 +79,32 @@ func (c *Comm) RecvValue(ptr any, src, tag int) (Status, error) {
 		return st, err // from ProcNull: nothing arrives, *ptr is left alone
 	}
 	return st, decodeValue(data, ptr)
+}
+
+// IrecvValue starts receiving a value sent with SendValue into *ptr (ptr
+// must be a non-nil pointer, and *ptr must not be touched until the
+// request completes). The value is decoded as the message is delivered,
+// on whichever goroutine delivers it; a message that does not decode into
+// *ptr fails the request with ErrType. Status.Count is the encoded size
+// in bytes.
+func (c *Comm) IrecvValue(ptr any, src, tag int) (*Request, error) {
+	if err := checkPtr(ptr); err != nil {
+		return nil, err
+	}
+	return c.IrecvInto(valueSink{ptr}, Value, src, tag)
+}
+
+// valueSink decodes a value message into ptr as it is delivered.
+type valueSink struct{ ptr any }
+
+func (valueSink) Cap() int { return math.MaxInt }
+
+func (k valueSink) Take(data []byte, from Remote, n int) error {
+	if from != nil {
+		data = make([]byte, n)
+		if err := from.Pull(data); err != nil {
+			return err
+		}
+	}
+	return decodeValue(data, k.ptr)
 }
