@@ -218,6 +218,7 @@ type collState struct {
 	gateComm *Comm // c's collective context, named for deadlock reports
 
 	scratch []byte    // point-to-point algorithms' working memory, kept while small
+	views   [][]byte  // scratch's buffers as the last call cut it
 	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 
 	quiet bool // a non-blocking collective's private communicator: its calls wait quietly (coll_nonblocking.go)
@@ -371,7 +372,8 @@ const maxCachedScratch = 1 << 20
 func (c *Comm) scratch(k, n int) [][]byte {
 	stride := (n + 63) &^ 63
 	var b []byte
-	if st := c.state(); k*stride <= maxCachedScratch {
+	st := c.state()
+	if k*stride <= maxCachedScratch {
 		if len(st.scratch) < k*stride {
 			st.scratch = alignedBytes(max(k*stride, 4096))
 		}
@@ -379,7 +381,10 @@ func (c *Comm) scratch(k, n int) [][]byte {
 	} else {
 		b = alignedBytes(k * stride)
 	}
-	out := make([][]byte, k)
+	if cap(st.views) < k { // the slice headers are kept too: a call allocates nothing
+		st.views = make([][]byte, k)
+	}
+	out := st.views[:k]
 	for i := range out {
 		out[i] = b[i*stride : i*stride+n : i*stride+n]
 	}

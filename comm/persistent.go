@@ -96,3 +96,9 @@ func StartAll(rs ...*Request) error {
 	// A *Request is an *engine.Request: the slice is the engine's as it is.
 	return engine.StartAll(unsafe.Slice((**engine.Request)(unsafe.Pointer(unsafe.SliceData(rs))), len(rs))...)
 }
+
+// Free releases an inactive persistent request (MPI_Request_free): later
+// starts fail with an error wrapping [ErrArg], and a persistent
+// collective's worker goroutine ends. It fails with ErrArg for a request
+// that is not persistent, or is active.
+func (r *Request) Free() error { return r.e().Free() } // a nil r fails with ErrArg there

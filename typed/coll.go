@@ -212,6 +212,35 @@ func (c *Comm[T]) Iexscan(send, recv []T, op Op[T]) (*comm.Request, error) {
 	return c.c.Iexscan(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
 }
 
+// BarrierInit plans a persistent Barrier, started by Request.Start or
+// comm.StartAll (see comm's persistent collectives).
+func (c *Comm[T]) BarrierInit() (*comm.Request, error) { return c.c.BarrierInit() }
+
+// BcastInit plans a persistent Bcast of buf.
+func (c *Comm[T]) BcastInit(buf []T, root int) (*comm.Request, error) {
+	return c.c.BcastInit(bytesOf(buf), c.t, root)
+}
+
+// ReduceInit plans a persistent Reduce.
+func (c *Comm[T]) ReduceInit(send, recv []T, op Op[T], root int) (*comm.Request, error) {
+	return c.c.ReduceInit(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op), root)
+}
+
+// AllreduceInit plans a persistent Allreduce.
+func (c *Comm[T]) AllreduceInit(send, recv []T, op Op[T]) (*comm.Request, error) {
+	return c.c.AllreduceInit(bytesOf(send), bytesOf(recv), c.t, c.byteOp(op))
+}
+
+// AllgatherInit plans a persistent Allgather.
+func (c *Comm[T]) AllgatherInit(send, recv []T) (*comm.Request, error) {
+	return c.c.AllgatherInit(bytesOf(send), bytesOf(recv), c.t)
+}
+
+// AlltoallInit plans a persistent Alltoall.
+func (c *Comm[T]) AlltoallInit(send, recv []T) (*comm.Request, error) {
+	return c.c.AlltoallInit(bytesOf(send), bytesOf(recv), c.t)
+}
+
 // byteOp is the package's byteOp of op, made once for calls with the same
 // op. Func values do not compare, but the word that holds one points at
 // its code and captured variables: the same word is the same function.

@@ -203,6 +203,7 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	if r.done() {
 		return
 	}
+	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
 	<-done

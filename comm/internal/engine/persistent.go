@@ -57,3 +57,34 @@ func StartAll(rs ...*Request) error {
 	}
 	return nil
 }
+
+// SetInline gives persistent r a way to run a started operation on the
+// goroutine that waits for it (Wait calls inline before it parks), when
+// nobody has begun it yet: a persistent collective's worker otherwise
+// runs it, so that it progresses without the waiter.
+func (r *Request) SetInline(inline func()) { r.watchers().inline = inline }
+
+// SetFree gives persistent r what Free does besides refusing later
+// starts (a persistent collective's worker stops).
+func (r *Request) SetFree(free func()) { r.watchers().free = free }
+
+// Free releases inactive persistent request r (MPI_Request_free): later
+// starts fail with ErrArg. It fails with ErrArg for a request that is not
+// persistent, or is active.
+func (r *Request) Free() error {
+	if r == nil {
+		return fmt.Errorf("comm: free of nil request: %w", ErrArg)
+	}
+	w := r.watch.Load()
+	switch {
+	case w == nil || w.restart == nil:
+		return fmt.Errorf("comm: free of a %s that is not persistent: %w", r.kind, ErrArg)
+	case !r.done():
+		return fmt.Errorf("comm: free of a %s that is active: %w", r.kind, ErrArg)
+	}
+	if w.free != nil {
+		w.free()
+	}
+	w.restart = func(*Request) error { return fmt.Errorf("comm: start of a freed %s: %w", r.kind, ErrArg) }
+	return nil
+}

@@ -112,6 +112,8 @@ type watchers struct {
 	doneCh  chan struct{}
 	list    []chan<- struct{}
 	restart func(*Request) error // persistent.go; nil for any other request
+	inline  func()               // persistent.go: runs the started operation on the waiter's goroutine, if nobody has yet
+	free    func()               // persistent.go: what Free does besides refusing later starts
 }
 
 // complete records the result and fires the request. The caller owns r (it
@@ -217,8 +219,13 @@ func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("comm: wait on nil request: %w", ErrArg)
 	}
-	if !r.done() && !r.ev.poll(r.ep.w.yields) {
-		r.ep.park(r)
+	if !r.done() {
+		if w := r.watch.Load(); w != nil && w.inline != nil {
+			w.inline()
+		}
+		if !r.done() && !r.ev.poll(r.ep.w.yields) {
+			r.ep.park(r)
+		}
 	}
 	return r.result()
 }
@@ -240,6 +247,7 @@ func (r *Request) WaitContext(ctx context.Context) (Status, error) {
 			return Status{}, err
 		}
 		if !r.ev.poll(r.ep.w.yields) && !r.ep.drive(r) {
+			r.ep.flushDeferred()
 			select {
 			case <-r.Done():
 			case <-ctx.Done():

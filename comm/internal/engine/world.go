@@ -30,6 +30,10 @@ type World struct {
 	cause atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
 	pulls sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
 
+	closed    chan struct{}  // closed by Close: long-lived workers (Endpoint.Go) end
+	closeOnce sync.Once      // closes closed
+	workers   sync.WaitGroup // Endpoint.Go's goroutines, which Close waits for
+
 	// mu guards deadlock, and serialises the two whole-world sweeps
 	// (sweep, declareDeadlock), which hold it while they take inbox locks
 	// (match.go's lock order: w.mu, anyMu, pair.mu).
@@ -81,6 +85,13 @@ type Endpoint struct {
 	spare atomic.Pointer[Request]
 
 	helpers atomic.Int32 // running goroutines of non-blocking collectives: the rank is not blocked (AddHelper)
+
+	// Work started on this rank that a worker runs once a goroutine of
+	// the rank is about to park (Defer): a persistent collective that the
+	// rank's Wait has not run itself.
+	deferMu  sync.Mutex
+	deferred []func()
+	nDefer   atomic.Int32
 }
 
 // NewWorld creates a world of n ranks.
@@ -120,7 +131,8 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comm: eager pool: %w", err)
 	}
-	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, process: cfg.Process, pool: pool}
+	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, process: cfg.Process, pool: pool,
+		closed: make(chan struct{})}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
 	}
@@ -179,6 +191,46 @@ func (ep *Endpoint) Process() func(rank int) int { return ep.w.process }
 // (see pollYields).
 func (ep *Endpoint) Yields() int { return ep.w.yields }
 
+// Defer registers kick, to be called once, before a goroutine of ep's
+// rank next parks: work the rank started and will run itself if it comes
+// to wait for it first, which must progress without it once it blocks on
+// anything else. kick must not block (it runs under the list's lock).
+func (ep *Endpoint) Defer(kick func()) {
+	ep.deferMu.Lock()
+	ep.deferred = append(ep.deferred, kick)
+	ep.nDefer.Add(1)
+	ep.deferMu.Unlock()
+}
+
+// flushDeferred calls the kicks registered by Defer.
+func (ep *Endpoint) flushDeferred() {
+	if ep.nDefer.Load() == 0 {
+		return
+	}
+	ep.deferMu.Lock()
+	for _, k := range ep.deferred {
+		k() // never blocks: see Defer
+	}
+	clear(ep.deferred)
+	ep.deferred = ep.deferred[:0]
+	ep.nDefer.Store(0)
+	ep.deferMu.Unlock()
+}
+
+// Go runs f on a goroutine of its own that the world's Close waits for: a
+// long-lived worker of ep's rank (a persistent collective's), which must
+// return once Closed is closed.
+func (ep *Endpoint) Go(f func()) {
+	ep.w.workers.Add(1)
+	go func() {
+		defer ep.w.workers.Done()
+		f()
+	}()
+}
+
+// Closed returns a channel closed when the world closes.
+func (ep *Endpoint) Closed() <-chan struct{} { return ep.w.closed }
+
 // AddHelper counts a goroutine of a non-blocking collective running for
 // ep's rank in (delta 1) or out (-1): the deadlock detector takes a rank
 // with running helpers for a running rank.
@@ -230,6 +282,8 @@ func (w *World) Close() {
 		w.sweep(ErrAborted)
 	}
 	w.state.Store(stateClosed)
+	w.closeOnce.Do(func() { close(w.closed) })
+	w.workers.Wait()
 	w.pulls.Wait()
 	if w.detector != nil {
 		close(w.detector)
@@ -324,6 +378,7 @@ func (ep *Endpoint) park(r *Request) {
 	if ep.drive(r) {
 		return // fired without a sleeper
 	}
+	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
 	r.ev.sleep()
@@ -335,6 +390,7 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	if ep.driveMany(wr) {
 		return
 	}
+	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitMany.Store(wr)
 	<-c
