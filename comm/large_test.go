@@ -13,15 +13,19 @@ import (
 )
 
 // Large messages between goroutine ranks: their payloads are copied into
-// the receive in pieces (comm/internal/memcopy) from 1 MiB on, and whole
-// above the cached limit. These tests pin down that such a copy is still
-// exactly one delivery: every byte, the right status, the sender free to
-// reuse its buffer once its send completes, and a clean abort; under
-// -race, that the copy is ordered before both completions.
+// the receive in pieces (comm/internal/memcopy) from 1 MiB to the cached
+// limit, and there by two goroutines, the matching rank and a helper on
+// the other core (comm/internal/engine/copyin.go); whole above it. These tests pin down that such a copy
+// is still exactly one delivery: every byte, the right status, the sender
+// free to reuse its buffer once its send completes, and a clean abort;
+// under -race, that the helper's accesses are ordered before both
+// completions.
 
-// largeSizes straddle the piece size, the runtime's non-temporal threshold
-// and the cached limit, none a multiple of a piece.
-var largeSizes = []int{1<<20 - 8, 1<<20 + 12344, 3<<20 + 8, memcopy.CachedLimit + 8}
+// largeSizes straddle the sharing threshold (the runtime's non-temporal
+// threshold too) and the cached limit, the others not a multiple of a
+// piece.
+var largeSizes = []int{512<<10 + 8, comm.ShareLimit - 8, comm.ShareLimit + 12344,
+	3<<20 + 8, memcopy.CachedLimit, memcopy.CachedLimit + 8}
 
 // floats returns n float64 values derived from seed.
 func floats(n int, seed float64) []float64 {

@@ -18,6 +18,8 @@ import (
 //   - sender first, at or above the eager limit, and every synchronous
 //     send: rendezvous, the message refers to the sender's buffer, the
 //     receiver copies from it (one copy) and then completes the sender;
+//   - whichever copies, a payload of ShareLimit bytes or more is copied
+//     by two goroutines, the matching one and a helper (copyin.go);
 //   - SendOwned: the slice itself is queued or handed to the receive; a
 //     RecvOwned takes it without copying;
 //   - SendFrom: the same as a plain send of its length, the payload
@@ -133,7 +135,7 @@ func take(r *Request, m *msg) {
 	case len(m.data) > len(r.buf):
 		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, len(m.data), len(r.buf))
 	default:
-		memcopy.Copy(r.buf, m.data)
+		r.ep.w.copyIn(r.buf, m.data)
 	}
 	if s := m.sreq; s != nil {
 		m.sreq = nil
@@ -165,7 +167,7 @@ func takeBuf(r *Request, m *msg) error {
 		err = m.pull(data)
 		m.remote = nil
 	} else {
-		memcopy.Copy(data, m.data)
+		r.ep.w.copyIn(data, m.data)
 	}
 	if err != nil {
 		b.Free() //nolint:errcheck // fresh and idle

@@ -26,9 +26,10 @@ type World struct {
 	local      []bool            // which world ranks run here; nil: all
 	process    func(int) int     // Config.Process
 
-	state atomic.Int32          // stateRunning, stateAborted, stateClosed
-	cause atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
-	pulls sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
+	state   atomic.Int32          // stateRunning, stateAborted, stateClosed
+	cause   atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
+	pulls   sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
+	copiers sync.WaitGroup        // helpers of shared copies into receives (copyin.go)
 
 	// mu guards deadlock, and serialises the two whole-world sweeps
 	// (sweep, declareDeadlock), which hold it while they take inbox locks
@@ -210,13 +211,16 @@ func (w *World) Abort() {
 // Close ends the world: later operations fail with ErrClosed, anything
 // still pending with ErrAborted, and the detector stops. Call it once every
 // rank has returned, and after closing the world's device (a rendezvous
-// still being pulled from it fails then, and Close waits for it).
+// still being pulled from it fails then, and Close waits for it). Close
+// also waits for the helpers of shared copies (copyin.go), which finish
+// at once: their copies completed before the ranks returned.
 func (w *World) Close() {
 	if w.state.CompareAndSwap(stateRunning, stateClosed) {
 		w.sweep(ErrAborted)
 	}
 	w.state.Store(stateClosed)
 	w.pulls.Wait()
+	w.copiers.Wait()
 	if w.detector != nil {
 		close(w.detector)
 		<-w.stopped

@@ -1,5 +1,6 @@
 // Package memcopy moves large payloads between goroutine ranks: Copy keeps
-// a copy in cache for the reader that follows.
+// a copy in cache for the reader that follows, and Shared lets two
+// goroutines split one copy between their cores.
 //
 // Why not copy(): on amd64 the runtime's memmove switches to non-temporal
 // stores for copies of 1 MiB and more (runtime/memmove_amd64.s,
@@ -16,8 +17,10 @@
 package memcopy
 
 // Chunk is the piece a large copy is cut into: below the runtime's
-// non-temporal threshold (1 MiB), and large enough that the cost of a
-// call per piece is noise (about 4 µs of copying each).
+// non-temporal threshold (1 MiB), large enough that the cost of a call
+// (and, shared, an atomic add) per piece is noise, and small enough that
+// two goroutines sharing a copy finish within microseconds of each other
+// (about 4 µs of copying each).
 const Chunk = 128 << 10
 
 // CachedLimit is the most bytes that copies done in one go (a message, or

@@ -2,6 +2,8 @@ package memcopy_test
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/mpgo/mpgo/comm/internal/memcopy"
@@ -53,6 +55,76 @@ func TestCopyIsCopy(t *testing.T) {
 				t.Fatalf("CopyPart returned %d, want %d", got, n)
 			}
 			equal(t, dst[:n], src)
+		})
+	}
+}
+
+// A shared copy delivers every byte exactly once written, whoever helps:
+// nobody, one helper, or several racing helpers that start before, during
+// or after the owner's Run.
+func TestSharedDeliversExactly(t *testing.T) {
+	for _, helpers := range []int{0, 1, 3} {
+		for _, n := range sizes {
+			t.Run(fmt.Sprintf("helpers%d/%d", helpers, n), func(t *testing.T) {
+				src := pattern(n, byte(helpers))
+				dst := make([]byte, n)
+				j := memcopy.NewShared(dst, src)
+				var wg sync.WaitGroup
+				for range helpers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						j.Help()
+					}()
+				}
+				if got := j.Run(); got != n {
+					t.Fatalf("Run returned %d, want %d", got, n)
+				}
+				// Run returned: every chunk is written, and nothing is
+				// written later (the helpers find no chunk left).
+				equal(t, dst, src)
+				for i := range src {
+					src[i] = ^src[i]
+				}
+				wg.Wait()
+				equal(t, dst, pattern(n, byte(helpers)))
+			})
+		}
+	}
+}
+
+// Under -race: the owner's reads after Run see the helper's writes, and
+// the helper's reads of src happen before the owner's writes to it after
+// Run (a sender reusing its buffer), across GOMAXPROCS 1, 2 and 4.
+func TestSharedHappensBefore(t *testing.T) {
+	rounds := 200
+	if testing.Short() {
+		rounds = 20
+	}
+	for _, procs := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint(procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			n := 4*memcopy.Chunk + 100
+			src, dst := make([]byte, n), make([]byte, n)
+			var wg sync.WaitGroup
+			for r := range rounds {
+				for i := range src {
+					src[i] = byte(r + i)
+				}
+				j := memcopy.NewShared(dst, src)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					j.Help()
+				}()
+				j.Run()
+				for i := range dst {
+					if dst[i] != byte(r+i) {
+						t.Fatalf("round %d byte %d: %d", r, i, dst[i])
+					}
+				}
+			}
+			wg.Wait()
 		})
 	}
 }
