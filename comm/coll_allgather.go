@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mpgo/mpgo/comm/internal/coll"
+	"github.com/mpgo/mpgo/comm/internal/memcopy"
 )
 
 // Allgather collects every member's send, elements of type t, into every
@@ -221,7 +222,7 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 	if scnt[me] != rcnt[me] {
 		x.Fail(fmt.Errorf("comm: %s: sends %d bytes to itself, receives %d: %w", what, scnt[me], rcnt[me], ErrTruncate))
 	} else {
-		copy(recv[roff[me]:roff[me]+rcnt[me]], send[soff[me]:])
+		memcopy.CopyPart(recv[roff[me]:roff[me]+rcnt[me]], send[soff[me]:], len(recv))
 	}
 	x.AlltoallPairwise(send, soff, scnt, recv, roff, rcnt)
 	return x.Result()
@@ -247,7 +248,7 @@ func (c *Comm) alltoallShm(what string, kind collKind, send []byte, soff, scnt [
 	if x.err == nil {
 		for i := range x.slots {
 			sl := &x.slots[i]
-			copy(recv[roff[i]:roff[i]+rcnt[i]], sl.a[sl.off[me]:sl.off[me]+sl.cnt[me]])
+			memcopy.CopyPart(recv[roff[i]:roff[i]+rcnt[i]], sl.a[sl.off[me]:sl.off[me]+sl.cnt[me]], len(recv))
 		}
 	}
 	return x.finish()

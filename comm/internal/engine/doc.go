@@ -18,7 +18,8 @@
 // deadlock detector), match.go (the inbox and its invariants), queue.go
 // (the FIFO the queues are made of), event.go (the one-shot completion a
 // rank waits on), request.go (a request and how it completes), protocol.go
-// (from a send to a receive), api.go (what comm calls), remote.go (the
+// (from a send to a receive), copyin.go (a large payload's copy, shared
+// with a helper), api.go (what comm calls), remote.go (the
 // device boundary), payload.go and types.go (the vocabulary comm
 // re-exports).
 package engine

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mpgo/mpgo/buffer"
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/comm/internal/memcopy"
 )
 
 // The protocols between a sender and the receiver's inbox (shared memory):
@@ -17,6 +18,8 @@ import (
 //   - sender first, at or above the eager limit, and every synchronous
 //     send: rendezvous, the message refers to the sender's buffer, the
 //     receiver copies from it (one copy) and then completes the sender;
+//   - whichever copies, a payload of ShareLimit bytes or more is copied
+//     by two goroutines, the matching one and a helper (copyin.go);
 //   - SendOwned: the slice itself is queued or handed to the receive; a
 //     RecvOwned takes it without copying;
 //   - SendFrom: the same as a plain send of its length, the payload
@@ -32,7 +35,7 @@ func getMsg() *msg { return msgPool.Get().(*msg) }
 
 // eagerCopy makes m.data a copy of data in a block of pool.
 func (m *msg) eagerCopy(pool *buffer.Pool, data []byte) {
-	copy(m.eagerBlock(pool, len(data)), data)
+	memcopy.Copy(m.eagerBlock(pool, len(data)), data)
 }
 
 // eagerPull makes m.data a copy of the payload of its local Source (a
@@ -132,7 +135,7 @@ func take(r *Request, m *msg) {
 	case len(m.data) > len(r.buf):
 		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, len(m.data), len(r.buf))
 	default:
-		copy(r.buf, m.data)
+		r.ep.w.copyIn(r.buf, m.data)
 	}
 	if s := m.sreq; s != nil {
 		m.sreq = nil
@@ -164,7 +167,7 @@ func takeBuf(r *Request, m *msg) error {
 		err = m.pull(data)
 		m.remote = nil
 	} else {
-		copy(data, m.data)
+		r.ep.w.copyIn(data, m.data)
 	}
 	if err != nil {
 		b.Free() //nolint:errcheck // fresh and idle

@@ -26,9 +26,10 @@ type World struct {
 	local      []bool            // which world ranks run here; nil: all
 	process    func(int) int     // Config.Process
 
-	state atomic.Int32          // stateRunning, stateAborted, stateClosed
-	cause atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
-	pulls sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
+	state   atomic.Int32          // stateRunning, stateAborted, stateClosed
+	cause   atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
+	pulls   sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
+	copiers sync.WaitGroup        // helpers of shared copies into receives (copyin.go)
 
 	closed    chan struct{}  // closed by Close: long-lived workers (Endpoint.Go) end
 	closeOnce sync.Once      // closes closed
@@ -276,7 +277,9 @@ func (w *World) AbortWith(cause error) {
 // Close ends the world: later operations fail with ErrClosed, anything
 // still pending with ErrAborted, and the detector stops. Call it once every
 // rank has returned, and after closing the world's device (a rendezvous
-// still being pulled from it fails then, and Close waits for it).
+// still being pulled from it fails then, and Close waits for it). Close
+// also waits for the helpers of shared copies (copyin.go), which finish
+// at once: their copies completed before the ranks returned.
 func (w *World) Close() {
 	if w.state.CompareAndSwap(stateRunning, stateClosed) {
 		w.sweep(ErrAborted)
@@ -285,6 +288,7 @@ func (w *World) Close() {
 	w.closeOnce.Do(func() { close(w.closed) })
 	w.workers.Wait()
 	w.pulls.Wait()
+	w.copiers.Wait()
 	if w.detector != nil {
 		close(w.detector)
 		<-w.stopped
