@@ -119,7 +119,7 @@ func (r *Request) Complete(st Status, err error) { r.complete(st, err) }
 // WaitPooled waits for a pooled request to complete (before Finish, to
 // read results Finish does not return).
 func (r *Request) WaitPooled() {
-	if !r.ev.poll(r.ep.w.yields) {
+	if !r.poll(true) {
 		r.ep.park(r)
 	}
 }
@@ -175,7 +175,7 @@ func (r *Request) Result() (Status, error) { return r.result() }
 // goroutine may be running meanwhile; instead it gives its helper count up
 // while it sleeps, and complete counts it back in before waking it.
 func (r *Request) WaitQuiet() (Status, error) {
-	if !r.done() && !r.ev.poll(r.ep.w.yields) && !r.ep.drive(r) {
+	if !r.done() && !r.poll(false) && !r.ep.drive(r) {
 		ep := r.ep
 		r.quiet.Store(quietSleeping)
 		ep.helpers.Add(-1)
@@ -197,8 +197,13 @@ func (r *Request) WaitQuiet() (Status, error) {
 // once by the close of done; each is recorded as parked on r for the
 // deadlock detector (a collective's gate).
 func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
+	if r.spin() {
+		return
+	}
 	for i := 0; i < yields && !r.done(); i++ {
+		ep.markRunning(false)
 		runtime.Gosched()
+		ep.markRunning(true)
 	}
 	if r.done() {
 		return
@@ -206,6 +211,8 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
+	ep.markRunning(false)
 	<-done
+	ep.markRunning(true)
 	ep.waitOne.Store(nil)
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -64,17 +63,6 @@ func (e *event) fired() bool { return e.state.Load() == evFired }
 // once is better there: the waker readies the sleeper to run next on its
 // own P, so a pair hands the P back and forth as a channel would.
 const pollYields = 2
-
-// poll yields up to yields times and reports whether the event fired.
-func (e *event) poll(yields int) bool {
-	for i := 0; i < yields; i++ {
-		if e.fired() {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return e.fired()
-}
 
 // sleep blocks until the event fires.
 func (e *event) sleep() {

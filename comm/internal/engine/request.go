@@ -223,7 +223,7 @@ func (r *Request) Wait() (Status, error) {
 		if w := r.watch.Load(); w != nil && w.inline != nil {
 			w.inline()
 		}
-		if !r.done() && !r.ev.poll(r.ep.w.yields) {
+		if !r.done() && !r.poll(true) {
 			r.ep.park(r)
 		}
 	}
@@ -246,7 +246,7 @@ func (r *Request) WaitContext(ctx context.Context) (Status, error) {
 		if err := ctx.Err(); err != nil {
 			return Status{}, err
 		}
-		if !r.ev.poll(r.ep.w.yields) && !r.ep.drive(r) {
+		if !r.poll(true) && !r.ep.drive(r) {
 			r.ep.flushDeferred()
 			select {
 			case <-r.Done():

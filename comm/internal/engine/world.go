@@ -20,6 +20,7 @@ type World struct {
 	eps        []Endpoint
 	eagerLimit int
 	yields     int               // see pollYields
+	running    []running         // each rank's running mark (spin.go); nil: never spin
 	dev        device.Device     // nil when every rank is local
 	progress   device.Progressor // dev, when waiting ranks drive its progress
 	pool       *buffer.Pool      // eager copies
@@ -136,6 +137,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		closed: make(chan struct{})}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
+		w.running = make([]running, n)
 	}
 	if p, ok := cfg.Device.(device.Progressor); ok {
 		w.progress = p
@@ -310,7 +312,10 @@ func regionFor(eagerLimit int) int {
 }
 
 // RankDone records that rank's function returned: it will not send again.
-func (w *World) RankDone(rank int) { w.eps[rank].done.Store(true) }
+func (w *World) RankDone(rank int) {
+	w.eps[rank].done.Store(true)
+	w.eps[rank].markRunning(false)
+}
 
 // Deadlock returns the deadlock the detector found, or nil.
 func (w *World) Deadlock() *DeadlockError {
@@ -385,7 +390,9 @@ func (ep *Endpoint) park(r *Request) {
 	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
+	ep.markRunning(false)
 	r.ev.sleep()
+	ep.markRunning(true)
 	ep.waitOne.Store(nil)
 }
 
@@ -397,7 +404,9 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitMany.Store(wr)
+	ep.markRunning(false)
 	<-c
+	ep.markRunning(true)
 	ep.waitMany.Store(nil)
 }
 
