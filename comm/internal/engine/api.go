@@ -197,15 +197,12 @@ func (r *Request) WaitQuiet() (Status, error) {
 // once by the close of done; each is recorded as parked on r for the
 // deadlock detector (a collective's gate).
 func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
-	if r.spin() {
-		return
-	}
 	for i := 0; i < yields && !r.done(); i++ {
 		ep.markRunning(false)
 		runtime.Gosched()
 		ep.markRunning(true)
 	}
-	if r.done() {
+	if r.spin() {
 		return
 	}
 	ep.flushDeferred()
