@@ -197,19 +197,28 @@ func (r *Request) WaitQuiet() (Status, error) {
 // once by the close of done; each is recorded as parked on r for the
 // deadlock detector (a collective's gate).
 func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
+	spins := ep.w.running != nil // read once: on many ranks every line a waiter touches costs
 	for i := 0; i < yields && !r.done(); i++ {
-		ep.markRunning(false)
+		if spins {
+			ep.markRunning(false)
+		}
 		runtime.Gosched()
-		ep.markRunning(true)
+		if spins {
+			ep.markRunning(true)
+		}
 	}
-	if r.spin() {
+	if r.done() || spins && r.spin() {
 		return
 	}
 	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
-	ep.markRunning(false)
+	if spins {
+		ep.markRunning(false)
+	}
 	<-done
-	ep.markRunning(true)
+	if spins {
+		ep.markRunning(true)
+	}
 	ep.waitOne.Store(nil)
 }
