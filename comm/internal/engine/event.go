@@ -12,8 +12,8 @@ import (
 // (armed → sleeping) and blocks in a second Lock, which fire's Unlock
 // lets through when it finds a sleeper. So the common cases — the event
 // fires before anyone waits, or while the waiter polls — touch one atomic
-// and no mutex, and arming a fresh event costs nothing (a locked mutex at
-// arm cost a quarter of Irecv's time in osu_bw).
+// and no mutex, and arming a fresh event costs nothing (locking the mutex
+// at arm was a sixth of Irecv's time in a profile of osu_bw of 8 bytes).
 //
 // Invariants:
 //   - state moves armed → fired, or armed → sleeping → fired, once per
