@@ -140,7 +140,7 @@ func (r *Request) awaitedRuns(m []running) bool {
 // yields times, then spins where that is safe and pays (see above). It
 // reports whether r completed. mark: the caller is its rank's goroutine
 // (not a helper of a non-blocking collective), whose running mark poll
-// keeps.
+// keeps, and which may spin.
 func (r *Request) poll(mark bool) bool {
 	ep := r.ep
 	for i := 0; i < ep.w.yields; i++ {
@@ -154,6 +154,11 @@ func (r *Request) poll(mark bool) bool {
 		if mark {
 			ep.markRunning(true)
 		}
+	}
+	if !mark {
+		// A helper does not spin: its own rank's goroutine may be the
+		// one queued behind it on its P.
+		return r.ev.fired()
 	}
 	return r.spin()
 }
