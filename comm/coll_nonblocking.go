@@ -221,3 +221,37 @@ func (c *Comm) runNB(r *engine.Request, body func() error) {
 		c.ep.AddHelper(-1)
 	}()
 }
+
+// Go starts f, an operation of the caller's rank made of mpgo calls, on a
+// goroutine of its own, and returns a request that completes with f's
+// error: MPI's generalized requests (MPI_Grequest_start), with the
+// operation's body given. It is how non-blocking forms of composite
+// operations are made (typed's non-blocking neighbourhood collectives).
+// Cancel refuses the request, as a non-blocking collective's. While f
+// runs its rank counts as running for the deadlock detector, so a
+// deadlock that involves f's own operations is not reported.
+func (c *Comm) Go(f func() error) (*Request, error) {
+	const what = "go"
+	if f == nil {
+		return nil, fmt.Errorf("comm: go of a nil func: %w", ErrArg)
+	}
+	if err := c.usable(); err != nil {
+		return nil, fmt.Errorf("comm: %s: %w", what, err)
+	}
+	// The request is a receive that no message matches (from the caller
+	// itself, on its collective context, with the tag of non-blocking
+	// collectives' requests, which nothing sends), withdrawn with f's
+	// outcome: an abort fails it like any other. No context is derived,
+	// so calls of Go need not match across ranks.
+	r, err := c.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, false)
+	if err != nil {
+		return nil, fmt.Errorf("comm: %s: %w", what, err)
+	}
+	r.SetCollective()
+	c.ep.AddHelper(1)
+	go func() {
+		r.Retract(f())
+		c.ep.AddHelper(-1)
+	}()
+	return user(r), nil
+}

@@ -294,3 +294,40 @@ func TestCommAbort(t *testing.T) {
 		}
 	}
 }
+
+// Go runs its func on a goroutine of its own and its request completes
+// with the func's error; Cancel refuses it; calls need not match across
+// ranks (only rank 0 calls it here), and a nil func fails with ErrArg.
+func TestGo(t *testing.T) {
+	boom := errors.New("boom")
+	run(t, 2, func(w *comm.Comm) error {
+		if w.Rank() == 1 {
+			return w.Send(payload(8, 5), comm.Byte, 0, 0)
+		}
+		buf := make([]byte, 8)
+		r, err := w.Go(func() error {
+			_, err := w.Recv(buf, comm.Byte, 1, 0)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if err := r.Cancel(); !errors.Is(err, comm.ErrNotSupported) {
+			return fmt.Errorf("Cancel of a Go request: %v", err)
+		}
+		if _, err := r.Wait(); err != nil || val(buf) != 5 {
+			return fmt.Errorf("Go: %v, received %d", err, val(buf))
+		}
+		r, err = w.Go(func() error { return boom })
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, boom) {
+			return fmt.Errorf("Go's error: %v", err)
+		}
+		if _, err := w.Go(nil); !errors.Is(err, comm.ErrArg) {
+			return fmt.Errorf("Go(nil): %v", err)
+		}
+		return nil
+	})
+}

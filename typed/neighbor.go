@@ -27,23 +27,7 @@ import (
 // otherwise); a neighbor's block of another length fails with
 // [comm.ErrTruncate] (longer) or comm.ErrArg (shorter).
 func NeighborAllgather[T Number](t comm.Topology, send, recv []T) error {
-	if t == nil {
-		return fmt.Errorf("typed: neighbor allgather on a nil topology: %w", comm.ErrArg)
-	}
-	nc, in, out, err := t.Neighborhood()
-	if err != nil {
-		return fmt.Errorf("typed: neighbor allgather: %w", err)
-	}
-	k := len(send)
-	if len(recv) != k*len(in) {
-		return fmt.Errorf("typed: neighbor allgather: receive buffer of %d for %d in-neighbors of %d: %w",
-			len(recv), len(in), k, comm.ErrArg)
-	}
-	sendAt := func(int) []T { return send }
-	if err := exchange(Of[T](nc), in, out, blocks(recv, k), sendAt); err != nil {
-		return fmt.Errorf("typed: neighbor allgather: %w", err)
-	}
-	return nil
+	return planAllgather(t, send, recv).run()
 }
 
 // NeighborAlltoall sends block i of send to out-neighbor i and receives
@@ -53,28 +37,7 @@ func NeighborAllgather[T Number](t comm.Topology, send, recv []T) error {
 // another length fails with [comm.ErrTruncate] (longer) or comm.ErrArg
 // (shorter).
 func NeighborAlltoall[T Number](t comm.Topology, send, recv []T) error {
-	if t == nil {
-		return fmt.Errorf("typed: neighbor alltoall on a nil topology: %w", comm.ErrArg)
-	}
-	nc, in, out, err := t.Neighborhood()
-	if err != nil {
-		return fmt.Errorf("typed: neighbor alltoall: %w", err)
-	}
-	var k int
-	switch {
-	case len(out) > 0:
-		k = len(send) / len(out)
-	case len(in) > 0:
-		k = len(recv) / len(in)
-	}
-	if len(send) != k*len(out) || len(recv) != k*len(in) {
-		return fmt.Errorf("typed: neighbor alltoall: buffers of %d and %d for %d out- and %d in-neighbors: %w",
-			len(send), len(recv), len(out), len(in), comm.ErrArg)
-	}
-	if err := exchange(Of[T](nc), in, out, blocks(recv, k), blocks(send, k)); err != nil {
-		return fmt.Errorf("typed: neighbor alltoall: %w", err)
-	}
-	return nil
+	return planAlltoall(t, send, recv).run()
 }
 
 // NeighborAllgatherv is NeighborAllgather with blocks of their own
@@ -85,21 +48,7 @@ func NeighborAlltoall[T Number](t comm.Topology, send, recv []T) error {
 // (shorter); counts and displacements that do not fit recv fail with
 // comm.ErrArg.
 func NeighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) error {
-	if t == nil {
-		return fmt.Errorf("typed: neighbor allgatherv on a nil topology: %w", comm.ErrArg)
-	}
-	nc, in, out, err := t.Neighborhood()
-	if err != nil {
-		return fmt.Errorf("typed: neighbor allgatherv: %w", err)
-	}
-	recvAt, err := vblocks(recv, counts, displs, len(in))
-	if err != nil {
-		return fmt.Errorf("typed: neighbor allgatherv: receive side: %w", err)
-	}
-	if err := exchange(Of[T](nc), in, out, recvAt, func(int) []T { return send }); err != nil {
-		return fmt.Errorf("typed: neighbor allgatherv: %w", err)
-	}
-	return nil
+	return planAllgatherv(t, send, recv, counts, displs).run()
 }
 
 // NeighborAlltoallv is NeighborAlltoall with blocks of their own lengths
@@ -108,25 +57,154 @@ func NeighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displ
 // elements at rdispls[j], comes from in-neighbor j (displacements nil:
 // packed in order). Lengths are checked as in NeighborAllgatherv.
 func NeighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
-	if t == nil {
-		return fmt.Errorf("typed: neighbor alltoallv on a nil topology: %w", comm.ErrArg)
+	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).run()
+}
+
+// The non-blocking forms (MPI_Ineighbor_allgather and kin) check their
+// arguments at once and run the exchange on a goroutine of its own
+// (comm.Comm.Go), on a context private to the call (the neighbourhood
+// communicator's Dup: every rank derives the same, as they call
+// neighbourhood collectives in the same order), so that several in
+// flight never meet. The buffers, counts and displacements belong to the
+// operation until the request completes.
+
+// IneighborAllgather starts a NeighborAllgather.
+func IneighborAllgather[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+	return planAllgather(t, send, recv).start()
+}
+
+// IneighborAlltoall starts a NeighborAlltoall.
+func IneighborAlltoall[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+	return planAlltoall(t, send, recv).start()
+}
+
+// IneighborAllgatherv starts a NeighborAllgatherv.
+func IneighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) (*comm.Request, error) {
+	return planAllgatherv(t, send, recv, counts, displs).start()
+}
+
+// IneighborAlltoallv starts a NeighborAlltoallv.
+func IneighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
+	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).start()
+}
+
+// neighborPlan is a neighbourhood collective with its arguments checked:
+// what moves where, or why it cannot.
+type neighborPlan[T Number] struct {
+	what           string
+	err            error
+	nc             *comm.Comm
+	in, out        []comm.Neighbor
+	recvAt, sendAt func(int) []T
+}
+
+// run exchanges the blocks.
+func (p *neighborPlan[T]) run() error {
+	if p.err != nil {
+		return p.err
 	}
-	nc, in, out, err := t.Neighborhood()
-	if err != nil {
-		return fmt.Errorf("typed: neighbor alltoallv: %w", err)
-	}
-	sendAt, err := vblocks(send, scounts, sdispls, len(out))
-	if err != nil {
-		return fmt.Errorf("typed: neighbor alltoallv: send side: %w", err)
-	}
-	recvAt, err := vblocks(recv, rcounts, rdispls, len(in))
-	if err != nil {
-		return fmt.Errorf("typed: neighbor alltoallv: receive side: %w", err)
-	}
-	if err := exchange(Of[T](nc), in, out, recvAt, sendAt); err != nil {
-		return fmt.Errorf("typed: neighbor alltoallv: %w", err)
+	if err := exchange(Of[T](p.nc), p.in, p.out, p.recvAt, p.sendAt); err != nil {
+		return fmt.Errorf("typed: %s: %w", p.what, err)
 	}
 	return nil
+}
+
+// start runs the exchange on a private context, on a goroutine of its
+// own.
+func (p *neighborPlan[T]) start() (*comm.Request, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	private, err := p.nc.Dup()
+	if err != nil {
+		return nil, fmt.Errorf("typed: i%s: %w", p.what, err)
+	}
+	q := *p
+	q.nc, q.what = private, "i"+p.what
+	return p.nc.Go(q.run)
+}
+
+// neighborhood returns the plan's topology part, or a plan that fails.
+func neighborhood[T Number](what string, t comm.Topology) *neighborPlan[T] {
+	p := &neighborPlan[T]{what: what}
+	if t == nil {
+		p.err = fmt.Errorf("typed: %s on a nil topology: %w", what, comm.ErrArg)
+		return p
+	}
+	var err error
+	if p.nc, p.in, p.out, err = t.Neighborhood(); err != nil {
+		p.err = fmt.Errorf("typed: %s: %w", what, err)
+	}
+	return p
+}
+
+func planAllgather[T Number](t comm.Topology, send, recv []T) *neighborPlan[T] {
+	p := neighborhood[T]("neighbor allgather", t)
+	if p.err != nil {
+		return p
+	}
+	k := len(send)
+	if len(recv) != k*len(p.in) {
+		p.err = fmt.Errorf("typed: neighbor allgather: receive buffer of %d for %d in-neighbors of %d: %w",
+			len(recv), len(p.in), k, comm.ErrArg)
+		return p
+	}
+	p.recvAt, p.sendAt = blocks(recv, k), func(int) []T { return send }
+	return p
+}
+
+func planAlltoall[T Number](t comm.Topology, send, recv []T) *neighborPlan[T] {
+	p := neighborhood[T]("neighbor alltoall", t)
+	if p.err != nil {
+		return p
+	}
+	var k int
+	switch {
+	case len(p.out) > 0:
+		k = len(send) / len(p.out)
+	case len(p.in) > 0:
+		k = len(recv) / len(p.in)
+	}
+	if len(send) != k*len(p.out) || len(recv) != k*len(p.in) {
+		p.err = fmt.Errorf("typed: neighbor alltoall: buffers of %d and %d for %d out- and %d in-neighbors: %w",
+			len(send), len(recv), len(p.out), len(p.in), comm.ErrArg)
+		return p
+	}
+	p.recvAt, p.sendAt = blocks(recv, k), blocks(send, k)
+	return p
+}
+
+func planAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) *neighborPlan[T] {
+	p := neighborhood[T]("neighbor allgatherv", t)
+	if p.err != nil {
+		return p
+	}
+	recvAt, err := vblocks(recv, counts, displs, len(p.in))
+	if err != nil {
+		p.err = fmt.Errorf("typed: neighbor allgatherv: receive side: %w", err)
+		return p
+	}
+	p.recvAt, p.sendAt = recvAt, func(int) []T { return send }
+	return p
+}
+
+func planAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) *neighborPlan[T] {
+	p := neighborhood[T]("neighbor alltoallv", t)
+	if p.err != nil {
+		return p
+	}
+	sendAt, err := vblocks(send, scounts, sdispls, len(p.out))
+	if err != nil {
+		p.err = fmt.Errorf("typed: neighbor alltoallv: send side: %w", err)
+		return p
+	}
+	recvAt, err := vblocks(recv, rcounts, rdispls, len(p.in))
+	if err != nil {
+		p.err = fmt.Errorf("typed: neighbor alltoallv: receive side: %w", err)
+		return p
+	}
+	p.recvAt, p.sendAt = recvAt, sendAt
+	return p
 }
 
 // blocks returns block i of buf, in blocks of k elements.

@@ -16,7 +16,8 @@ import (
 type edge struct{ from, to, weight, namer, seq int }
 
 // randomEdges returns a random graph on n ranks, with self loops and
-// repeated edges, each edge named by a random rank.
+// repeated edges, each edge named by a random rank and numbered in its
+// namer's list.
 func randomEdges(n int, seed uint64) []edge {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var es []edge
@@ -24,7 +25,16 @@ func randomEdges(n int, seed uint64) []edge {
 		es = append(es, edge{from: rng.IntN(n), to: rng.IntN(n), weight: rng.IntN(100) - 50, namer: rng.IntN(n)})
 	}
 	es = append(es, edge{from: 0, to: n - 1, weight: 1, namer: n - 1}, edge{from: 0, to: n - 1, weight: 2, namer: 0})
+	for r := range n {
+		named(es, r) // numbers the edges
+	}
 	return es
+}
+
+// distGraph makes the caller's part of the graph es with DistGraphCreate.
+func distGraph(w *comm.Comm, es []edge) (*comm.DistGraph, error) {
+	src, deg, dst, wts := named(slices.Clone(es), w.Rank())
+	return w.DistGraphCreate(src, deg, dst, wts)
 }
 
 // named returns the arguments rank r passes to DistGraphCreate for es
@@ -48,13 +58,9 @@ func named(es []edge, r int) (sources, degrees, dests, weights []int) {
 func TestDistGraphCreateAndNeighborV(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8, 17} {
 		es := randomEdges(n, uint64(n))
-		for r := range n {
-			named(es, r) // fills seq
-		}
 		err := mpgo.Run(n, func(w *comm.Comm) error {
 			me := w.Rank()
-			src, deg, dst, wts := named(slices.Clone(es), me)
-			g, err := w.DistGraphCreate(src, deg, dst, wts)
+			g, err := distGraph(w, es)
 			if err != nil {
 				return err
 			}
@@ -180,5 +186,71 @@ func TestDistGraphCreateErrors(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The non-blocking neighbourhood collectives, four in flight at once on
+// one topology and waited for in reverse order, give what the blocking
+// ones give; Cancel refuses them.
+func TestIneighborCollectives(t *testing.T) {
+	for _, n := range []int{1, 3, 8} {
+		es := randomEdges(n, uint64(100+n))
+		err := mpgo.Run(n, func(w *comm.Comm) error {
+			me := w.Rank()
+			g, err := distGraph(w, es)
+			if err != nil {
+				return err
+			}
+			nin, nout := len(g.InNeighbors()), len(g.OutNeighbors())
+			mine := []int32{int32(me), int32(me * 10)}
+			blocks := make([]int32, 2*nout)
+			for i := range nout {
+				blocks[2*i], blocks[2*i+1] = int32(me*100+i), int32(-me)
+			}
+			counts := make([]int, nin)
+			for j := range counts {
+				counts[j] = 2
+			}
+			outs := [4][]int32{make([]int32, 2*nin), make([]int32, 2*nin), make([]int32, 2*nin), make([]int32, 2*nin)}
+			var reqs []*comm.Request
+			for _, start := range []func() (*comm.Request, error){
+				func() (*comm.Request, error) { return typed.IneighborAllgather(g, mine, outs[0]) },
+				func() (*comm.Request, error) { return typed.IneighborAlltoall(g, blocks, outs[1]) },
+				func() (*comm.Request, error) { return typed.IneighborAllgatherv(g, mine, outs[2], counts, nil) },
+				func() (*comm.Request, error) {
+					return typed.IneighborAlltoallv(g, blocks, slices.Repeat([]int{2}, nout), nil, outs[3], counts, nil)
+				},
+			} {
+				r, err := start()
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, r)
+			}
+			if err := reqs[0].Cancel(); !errors.Is(err, comm.ErrNotSupported) {
+				return fmt.Errorf("Cancel of an IneighborAllgather: %v", err)
+			}
+			for i := len(reqs) - 1; i >= 0; i-- {
+				if _, err := reqs[i].Wait(); err != nil {
+					return err
+				}
+			}
+			want := [4][]int32{make([]int32, 2*nin), make([]int32, 2*nin)}
+			if err := typed.NeighborAllgather(g, mine, want[0]); err != nil {
+				return err
+			}
+			if err := typed.NeighborAlltoall(g, blocks, want[1]); err != nil {
+				return err
+			}
+			for i, w := range [4][]int32{want[0], want[1], want[0], want[1]} {
+				if !slices.Equal(outs[i], w) {
+					return fmt.Errorf("rank %d, form %d: %v, want %v", me, i, outs[i], w)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", n, err)
+		}
 	}
 }
