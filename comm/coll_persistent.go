@@ -38,7 +38,7 @@ const (
 )
 
 // plan is a persistent collective: the blocking collective run on its
-// private communicator p, and who runs it.
+// private communicator p (nil for GoInit's func), and who runs it.
 type plan struct {
 	p     *Comm
 	run   func(p *Comm) error
@@ -111,6 +111,29 @@ func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) 
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))
 	p.shareLife(c)
 	p.cst = &collState{local: -1, hierSeen: true}
+	return c.planInit(p, run), nil
+}
+
+// GoInit is Go made persistent (see [Comm.Go] and the persistent
+// collectives): a request, inactive until started, each start of which
+// runs f once — on the rank's goroutine when it comes to Wait first,
+// else on a worker of the request's own — and completes with f's error.
+// It is how persistent forms of composite operations are made (typed's
+// persistent neighbourhood collectives). Calls need not match across
+// ranks. [Request.Free] ends the worker.
+func (c *Comm) GoInit(f func() error) (*Request, error) {
+	if f == nil {
+		return nil, fmt.Errorf("comm: go init of a nil func: %w", ErrArg)
+	}
+	if err := c.usable(); err != nil {
+		return nil, fmt.Errorf("comm: go init: %w", err)
+	}
+	return c.planInit(nil, func(*Comm) error { return f() }), nil
+}
+
+// planInit makes the plan that runs run (on p, nil for GoInit's) and its
+// request.
+func (c *Comm) planInit(p *Comm, run func(p *Comm) error) *Request {
 	r := c.newReq(engine.KindRecv, false) // never queued: the plan completes it
 	pl := &plan{p: p, run: run, r: r, ep: c.ep, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	pl.kickFn = pl.kickWorker
@@ -119,7 +142,7 @@ func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) 
 	r.SetInline(pl.inline)
 	r.SetFree(pl.free)
 	c.ep.Go(pl.work)
-	return user(r), nil
+	return user(r)
 }
 
 // start marks the plan started (Request.Start has rearmed r). The rank
@@ -154,7 +177,9 @@ func (pl *plan) kickWorker() {
 // unless the worker took it up first.
 func (pl *plan) inline() {
 	if pl.state.CompareAndSwap(planPending, planRunning) {
-		pl.p.cst.quiet = false // the rank's goroutine waits as itself
+		if pl.p != nil {
+			pl.p.cst.quiet = false // the rank's goroutine waits as itself
+		}
 		pl.complete(pl.run(pl.p))
 	}
 }
@@ -172,7 +197,9 @@ func (pl *plan) work() {
 		}
 		if pl.state.CompareAndSwap(planPending, planRunning) {
 			pl.ep.AddHelper(1) // running: see engine.Request.WaitQuiet
-			pl.p.cst.quiet = true
+			if pl.p != nil {
+				pl.p.cst.quiet = true
+			}
 			pl.complete(pl.run(pl.p))
 			pl.ep.AddHelper(-1)
 		}

@@ -331,3 +331,36 @@ func TestGo(t *testing.T) {
 		return nil
 	})
 }
+
+// GoInit runs its func once a start; Start of an active one is refused,
+// and Free ends it.
+func TestGoInit(t *testing.T) {
+	run(t, 1, func(w *comm.Comm) error {
+		n := 0
+		r, err := w.GoInit(func() error { n++; return nil })
+		if err != nil {
+			return err
+		}
+		for range 5 {
+			if err := r.Start(); err != nil {
+				return err
+			}
+			if _, err := r.Wait(); err != nil {
+				return err
+			}
+		}
+		if n != 5 {
+			return fmt.Errorf("the func ran %d times in 5 starts", n)
+		}
+		if err := r.Free(); err != nil {
+			return err
+		}
+		if err := r.Start(); !errors.Is(err, comm.ErrArg) {
+			return fmt.Errorf("Start after Free: %v", err)
+		}
+		if _, err := w.GoInit(nil); !errors.Is(err, comm.ErrArg) {
+			return fmt.Errorf("GoInit(nil): %v", err)
+		}
+		return nil
+	})
+}

@@ -88,6 +88,31 @@ func IneighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []
 	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).start()
 }
 
+// The persistent forms (MPI_Neighbor_allgather_init and kin) check
+// their arguments and derive their private context once; each start runs
+// the exchange (comm.Comm.GoInit), allocating nothing but what the
+// exchange's requests need.
+
+// NeighborAllgatherInit plans a persistent NeighborAllgather.
+func NeighborAllgatherInit[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+	return planAllgather(t, send, recv).init()
+}
+
+// NeighborAlltoallInit plans a persistent NeighborAlltoall.
+func NeighborAlltoallInit[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+	return planAlltoall(t, send, recv).init()
+}
+
+// NeighborAllgathervInit plans a persistent NeighborAllgatherv.
+func NeighborAllgathervInit[T Number](t comm.Topology, send, recv []T, counts, displs []int) (*comm.Request, error) {
+	return planAllgatherv(t, send, recv, counts, displs).init()
+}
+
+// NeighborAlltoallvInit plans a persistent NeighborAlltoallv.
+func NeighborAlltoallvInit[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
+	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).init()
+}
+
 // neighborPlan is a neighbourhood collective with its arguments checked:
 // what moves where, or why it cannot.
 type neighborPlan[T Number] struct {
@@ -112,16 +137,35 @@ func (p *neighborPlan[T]) run() error {
 // start runs the exchange on a private context, on a goroutine of its
 // own.
 func (p *neighborPlan[T]) start() (*comm.Request, error) {
+	q, err := p.private("i" + p.what)
+	if err != nil {
+		return nil, err
+	}
+	return p.nc.Go(q.run)
+}
+
+// init plans the exchange on a private context, run at each start.
+func (p *neighborPlan[T]) init() (*comm.Request, error) {
+	q, err := p.private(p.what + " init")
+	if err != nil {
+		return nil, err
+	}
+	return p.nc.GoInit(q.run)
+}
+
+// private returns the plan on a context of its own (the neighbourhood
+// communicator's Dup), named what.
+func (p *neighborPlan[T]) private(what string) (*neighborPlan[T], error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	private, err := p.nc.Dup()
+	nc, err := p.nc.Dup()
 	if err != nil {
-		return nil, fmt.Errorf("typed: i%s: %w", p.what, err)
+		return nil, fmt.Errorf("typed: %s: %w", what, err)
 	}
 	q := *p
-	q.nc, q.what = private, "i"+p.what
-	return p.nc.Go(q.run)
+	q.nc, q.what = nc, what
+	return &q, nil
 }
 
 // neighborhood returns the plan's topology part, or a plan that fails.

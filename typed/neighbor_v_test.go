@@ -254,3 +254,48 @@ func TestIneighborCollectives(t *testing.T) {
 		}
 	}
 }
+
+// A persistent halo exchange on a Cartesian ring: planned once, started
+// every step with the buffers' contents of that step.
+func TestNeighborPersistent(t *testing.T) {
+	for _, n := range []int{1, 2, 5} {
+		err := mpgo.Run(n, func(w *comm.Comm) error {
+			cart, err := w.CartCreate([]int{n}, []bool{true}, false)
+			if err != nil {
+				return err
+			}
+			me := w.Rank()
+			send, recv := make([]int64, 2), make([]int64, 2) // to and from the left, then the right
+			r, err := typed.NeighborAlltoallInit(cart, send, recv)
+			if err != nil {
+				return err
+			}
+			all := make([]int64, 2)
+			g, err := typed.NeighborAllgatherInit(cart, send[:1], all)
+			if err != nil {
+				return err
+			}
+			for step := range 4 {
+				send[0], send[1] = int64(me*100+step), int64(-me*100-step)
+				if err := comm.StartAll(r, g); err != nil {
+					return err
+				}
+				if err := comm.WaitAll(r, g); err != nil {
+					return err
+				}
+				left, right := (me+n-1)%n, (me+1)%n
+				// From the left neighbour its block for the right, and back.
+				if recv[0] != int64(-left*100-step) || recv[1] != int64(right*100+step) {
+					return fmt.Errorf("rank %d step %d: %v", me, step, recv)
+				}
+				if all[0] != int64(left*100+step) || all[1] != int64(right*100+step) {
+					return fmt.Errorf("rank %d step %d: allgather %v", me, step, all)
+				}
+			}
+			return errors.Join(r.Free(), g.Free())
+		})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", n, err)
+		}
+	}
+}
