@@ -137,15 +137,17 @@ func take(r *Request, m *msg) {
 	default:
 		r.ep.w.copyIn(r.buf, m.data)
 	}
-	if s := m.sreq; s != nil {
-		m.sreq = nil
-		s.complete(Status{}, nil)
-	}
 	if m.remote != nil { // consumed without its payload: let the sender go
 		if perr := m.pull(nil); err == nil {
 			err = perr
 		}
 		m.remote = nil
+	}
+	// Only now, with its Source dropped, may a local sender return: SendFrom
+	// promises that its Source is not called once it returned.
+	if s := m.sreq; s != nil {
+		m.sreq = nil
+		s.complete(Status{}, nil)
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
 	r.complete(st, err)
