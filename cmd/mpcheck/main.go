@@ -73,6 +73,9 @@ func main() {
 				return err
 			}
 			if w.Rank() == 2 {
+				// As in exit and kill: the others are waiting by now, so they
+				// learn of the abort at once, before the launcher ends them.
+				time.Sleep(100 * time.Millisecond)
 				return errors.New("mpcheck: rank 2 fails on purpose")
 			}
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
