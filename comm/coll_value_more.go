@@ -1,7 +1,6 @@
 package comm
 
 import (
-	"encoding/binary"
 	"fmt"
 	"reflect"
 )
@@ -29,7 +28,7 @@ func (c *Comm) AllgatherValue(v any, out any) error {
 		enc, local = encodeValue(v)
 	}
 	lens := make([]byte, 8*c.size)
-	if err := c.Allgather(valueLen(enc, local), lens, Int64); err != nil {
+	if err := c.Allgather(lengthWords([]int{len(enc)}, 1, local), lens, Int64); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	counts, err := valueCounts(what, lens, local)
@@ -58,16 +57,10 @@ func (c *Comm) ScatterValue(in any, out any, root int) error {
 	var encs []byte
 	lens := make([]byte, 8*c.size)
 	if c.rank == root {
-		var rootErr error
 		var counts []int
+		var rootErr error
 		encs, counts, rootErr = encodeEach(what, in, c.size)
-		for i := range c.size {
-			k := int64(-1)
-			if rootErr == nil {
-				k = int64(counts[i])
-			}
-			binary.LittleEndian.PutUint64(lens[8*i:], uint64(k))
-		}
+		lens = lengthWords(counts, c.size, rootErr)
 		if local == nil {
 			local = rootErr
 		}
@@ -76,7 +69,7 @@ func (c *Comm) ScatterValue(in any, out any, root int) error {
 	if err := c.Scatter(lens, mine, Int64, root); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
-	k := int(int64(binary.LittleEndian.Uint64(mine)))
+	k := int(getWords(mine)[0])
 	if k < 0 { // the root failed, and every member learnt it
 		if local != nil {
 			return local
@@ -85,10 +78,7 @@ func (c *Comm) ScatterValue(in any, out any, root int) error {
 	}
 	var counts []int
 	if c.rank == root {
-		counts = make([]int, c.size)
-		for i := range counts {
-			counts[i] = int(int64(binary.LittleEndian.Uint64(lens[8*i:])))
-		}
+		counts, _ = valueCounts(what, lens, nil) // every one of them >= 0 here
 	}
 	got := make([]byte, k)
 	if err := c.Scatterv(encs, counts, nil, got, Byte, root); err != nil {
@@ -115,16 +105,8 @@ func (c *Comm) AlltoallValue(in any, out any) error {
 	if local == nil {
 		encs, scounts, local = encodeEach(what, in, c.size)
 	}
-	lens := make([]byte, 8*c.size)
-	for i := range c.size {
-		k := int64(-1)
-		if local == nil {
-			k = int64(scounts[i])
-		}
-		binary.LittleEndian.PutUint64(lens[8*i:], uint64(k))
-	}
 	got := make([]byte, 8*c.size)
-	if err := c.Alltoall(lens, got, Int64); err != nil {
+	if err := c.Alltoall(lengthWords(scounts, c.size, local), got, Int64); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	rcounts, err := valueCounts(what, got, local)
@@ -168,23 +150,26 @@ func encodeEach(what string, in any, n int) ([]byte, []int, error) {
 	return all, counts, nil
 }
 
-// valueLen is the length word a member contributes: its encoding's, or -1
-// when it failed.
-func valueLen(enc []byte, local error) []byte {
-	k := int64(len(enc))
-	if local != nil {
-		k = -1
+// lengthWords encodes the n lengths a member contributes (putWords): its
+// encodings' counts, or -1 for each when it failed (local).
+func lengthWords(counts []int, n int, local error) []byte {
+	words := make([]int64, n)
+	for i := range words {
+		words[i] = -1
+		if local == nil {
+			words[i] = int64(counts[i])
+		}
 	}
-	return binary.LittleEndian.AppendUint64(nil, uint64(k))
+	return putWords(words)
 }
 
 // valueCounts reads the members' length words. A member that failed (-1)
 // fails the caller too, with its own error when it has one.
 func valueCounts(what string, lens []byte, local error) ([]int, error) {
-	counts := make([]int, len(lens)/8)
+	words := getWords(lens)
+	counts := make([]int, len(words))
 	var err error
-	for i := range counts {
-		k := int64(binary.LittleEndian.Uint64(lens[8*i:]))
+	for i, k := range words {
 		if k < 0 {
 			if err == nil {
 				err = fmt.Errorf("comm: %s: rank %d failed to take part: %w", what, i, ErrArg)

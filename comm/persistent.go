@@ -1,10 +1,6 @@
 package comm
 
-import (
-	"unsafe"
-
-	"github.com/mpgo/mpgo/comm/internal/engine"
-)
+import "github.com/mpgo/mpgo/comm/internal/engine"
 
 // Persistent point-to-point requests (MPI_Send_init, MPI_Recv_init,
 // MPI_Start): a send or receive whose arguments are checked once, then
@@ -93,8 +89,7 @@ func (r *Request) Start() error { return r.e().Start() } // a nil r fails with E
 // Start does, and returns the first error; the requests before it are
 // started.
 func StartAll(rs ...*Request) error {
-	// A *Request is an *engine.Request: the slice is the engine's as it is.
-	return engine.StartAll(unsafe.Slice((**engine.Request)(unsafe.Pointer(unsafe.SliceData(rs))), len(rs))...)
+	return engine.StartAll(engineReqs(rs)...)
 }
 
 // Free releases an inactive persistent request (MPI_Request_free): later

@@ -79,8 +79,7 @@ func WaitAll(rs ...*Request) error {
 // status and error. Nil requests are skipped; with none left it returns -1
 // and an error wrapping [ErrArg].
 func WaitAny(rs ...*Request) (int, Status, error) {
-	// A *Request is an *engine.Request: the slice is the engine's as it is.
-	i, st, err := engine.WaitAny(unsafe.Slice((**engine.Request)(unsafe.Pointer(unsafe.SliceData(rs))), len(rs))...)
+	i, st, err := engine.WaitAny(engineReqs(rs)...)
 	return i, Status(st), err
 }
 
@@ -161,4 +160,10 @@ func someRequest(rs []*Request) bool {
 		}
 	}
 	return false
+}
+
+// engineReqs is rs as the engine's requests: a *Request is an
+// *engine.Request, so the slice is the engine's as it is.
+func engineReqs(rs []*Request) []*engine.Request {
+	return unsafe.Slice((**engine.Request)(unsafe.Pointer(unsafe.SliceData(rs))), len(rs))
 }

@@ -2,7 +2,6 @@ package comm
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"slices"
 )
@@ -135,35 +134,32 @@ func (c *Comm) exchangeEdges(edges []graphEdge) ([]graphEdge, error) {
 			to[e.to] = append(to[e.to], e)
 		}
 	}
-	counts := make([]byte, 8*n)
-	var send []byte
+	counts := make([]int64, n)
+	var words []int64
 	for r, es := range to {
-		binary.LittleEndian.PutUint64(counts[8*r:], uint64(len(es)*edgeWords))
+		counts[r] = int64(len(es) * edgeWords)
 		for _, e := range es {
-			for _, v := range [edgeWords]int{e.from, e.to, e.weight, e.namer, e.seq} {
-				send = binary.LittleEndian.AppendUint64(send, uint64(v))
-			}
+			words = append(words, int64(e.from), int64(e.to), int64(e.weight), int64(e.namer), int64(e.seq))
 		}
 	}
 	got := make([]byte, 8*n)
-	if err := c.Alltoall(counts, got, Int64); err != nil {
+	if err := c.Alltoall(putWords(counts), got, Int64); err != nil {
 		return nil, err
 	}
 	scounts, rcounts := make([]int, n), make([]int, n)
 	total := 0
-	for r := range n {
-		scounts[r] = int(binary.LittleEndian.Uint64(counts[8*r:]))
-		rcounts[r] = int(binary.LittleEndian.Uint64(got[8*r:]))
+	for r, k := range getWords(got) {
+		scounts[r], rcounts[r] = int(counts[r]), int(k)
 		total += rcounts[r]
 	}
 	recv := make([]byte, 8*total)
-	if err := c.Alltoallv(send, scounts, nil, recv, rcounts, nil, Int64); err != nil {
+	if err := c.Alltoallv(putWords(words), scounts, nil, recv, rcounts, nil, Int64); err != nil {
 		return nil, err
 	}
-	mine := make([]graphEdge, 0, total/edgeWords)
-	for i := 0; i+8*edgeWords <= len(recv); i += 8 * edgeWords {
-		w := func(j int) int { return int(int64(binary.LittleEndian.Uint64(recv[i+8*j:]))) }
-		mine = append(mine, graphEdge{from: w(0), to: w(1), weight: w(2), namer: w(3), seq: w(4)})
+	w := getWords(recv)
+	mine := make([]graphEdge, 0, len(w)/edgeWords)
+	for i := 0; i+edgeWords <= len(w); i += edgeWords {
+		mine = append(mine, graphEdge{from: int(w[i]), to: int(w[i+1]), weight: int(w[i+2]), namer: int(w[i+3]), seq: int(w[i+4])})
 	}
 	return mine, nil
 }

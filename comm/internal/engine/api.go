@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/mpgo/mpgo/buffer"
@@ -197,19 +196,10 @@ func (r *Request) WaitQuiet() (Status, error) {
 // once by the close of done; each is recorded as parked on r for the
 // deadlock detector (a collective's gate).
 func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
-	spins := ep.w.running != nil // read once: on many ranks every line a waiter touches costs
-	for i := 0; i < yields && !r.done(); i++ {
-		if spins {
-			ep.markRunning(false)
-		}
-		runtime.Gosched()
-		if spins {
-			ep.markRunning(true)
-		}
-	}
-	if r.done() || spins && r.spin() {
+	if r.pollYields(true, yields) {
 		return
 	}
+	spins := ep.w.running != nil
 	ep.flushDeferred()
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)

@@ -141,9 +141,14 @@ func (r *Request) awaitedRuns(m []running) bool {
 // reports whether r completed. mark: the caller is its rank's goroutine
 // (not a helper of a non-blocking collective), whose running mark poll
 // keeps, and which may spin.
-func (r *Request) poll(mark bool) bool {
+func (r *Request) poll(mark bool) bool { return r.pollYields(mark, r.ep.w.yields) }
+
+// pollYields is poll with yields yields (a collective's gate yields even
+// where ranks outnumber Ps).
+func (r *Request) pollYields(mark bool, yields int) bool {
 	ep := r.ep
-	for i := 0; i < ep.w.yields; i++ {
+	mark = mark && ep.w.running != nil // read once: on many ranks every line a waiter touches costs
+	for i := 0; i < yields; i++ {
 		if r.ev.fired() {
 			return true
 		}
@@ -157,7 +162,7 @@ func (r *Request) poll(mark bool) bool {
 	}
 	if !mark {
 		// A helper does not spin: its own rank's goroutine may be the
-		// one queued behind it on its P.
+		// one queued behind it on its P. Nor does a world that never spins.
 		return r.ev.fired()
 	}
 	return r.spin()
