@@ -199,12 +199,25 @@ func (c *Comm) newNB(what string) (*Comm, *engine.Request, error) {
 	p := newComm(c.ep, childContext(c.ctx, c.kids, colorNonBlocking), c.rank, c.size, c.ranks,
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))
 	p.shareLife(c)
-	r, err := p.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, false)
+	r, err := p.doneRequest(what)
 	if err != nil {
-		return nil, nil, fmt.Errorf("comm: %s: %w", what, err)
+		return nil, nil, err
+	}
+	return p, r, nil
+}
+
+// doneRequest returns the request of an operation that runs elsewhere: a
+// receive that no message matches (from the caller itself, on c's
+// collective context, with the tag nothing sends), which the operation
+// withdraws with its outcome, an abort fails like any other, and Cancel
+// refuses.
+func (c *Comm) doneRequest(what string) (*engine.Request, error) {
+	r, err := c.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, false)
+	if err != nil {
+		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
 	r.SetCollective()
-	return p, r, nil
+	return r, nil
 }
 
 // runNB runs body, the operation of non-blocking collective request r,
@@ -238,16 +251,11 @@ func (c *Comm) Go(f func() error) (*Request, error) {
 	if err := c.usable(); err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
-	// The request is a receive that no message matches (from the caller
-	// itself, on its collective context, with the tag of non-blocking
-	// collectives' requests, which nothing sends), withdrawn with f's
-	// outcome: an abort fails it like any other. No context is derived,
-	// so calls of Go need not match across ranks.
-	r, err := c.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, false)
+	// No context is derived, so calls of Go need not match across ranks.
+	r, err := c.doneRequest(what)
 	if err != nil {
-		return nil, fmt.Errorf("comm: %s: %w", what, err)
+		return nil, err
 	}
-	r.SetCollective()
 	c.ep.AddHelper(1)
 	go func() {
 		r.Retract(f())
