@@ -228,11 +228,7 @@ func (c *Comm) runNB(r *engine.Request, body func() error) {
 		r.Retract(body())
 		return
 	}
-	c.ep.AddHelper(1) // running from now: see engine.Request.WaitQuiet
-	go func() {
-		r.Retract(body())
-		c.ep.AddHelper(-1)
-	}()
+	c.ep.Help(func() { r.Retract(body()) })
 }
 
 // Go starts f, an operation of the caller's rank made of mpgo calls, on a
@@ -256,10 +252,6 @@ func (c *Comm) Go(f func() error) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.ep.AddHelper(1)
-	go func() {
-		r.Retract(f())
-		c.ep.AddHelper(-1)
-	}()
+	c.ep.Help(func() { r.Retract(f()) })
 	return user(r), nil
 }

@@ -1,7 +1,16 @@
 package typed_test
 
 import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,77 +27,265 @@ import (
 // entirely behind the computation, 0 when it progressed only in Wait. The
 // metric is rank 0's; ns/op is one start-compute-wait round.
 //
+// It runs on 4 goroutine ranks of this process, and on 2 processes over
+// TCP: this test binary started twice with Open MPI's environment and an
+// MPGO_ROOT rendezvous, so that no launcher is needed. Beside the
+// goroutine ranks, raw is the same figure for plain Go: 4 goroutines each
+// start a goroutine that does the collective's copies (the sum of the
+// blocks, or the moves of the blocks, reading the others' send buffers),
+// the floor set by how soon the Go scheduler runs a new goroutine on an
+// idle core while its creator computes.
+//
 // The computation is a busy loop, as OSU's dummy_compute: where ranks
-// outnumber cores (4 ranks on this 2-core machine) the collective can
-// only progress on a core a computing rank leaves, so the figure says
-// how much spare core time the machine has as much as how well the
-// collective progresses.
+// outnumber cores (4 ranks on a 2-core machine) the collective can only
+// progress on a core a computing rank leaves, so the figure says how much
+// spare core time the machine has as much as how well the collective
+// progresses.
 //
 //	go test -run x -bench Overlap -benchtime 20x ./typed/
 func BenchmarkOverlap(b *testing.B) {
 	const size = 1 << 20
 	for _, name := range []string{"Iallreduce", "Ialltoall"} {
 		b.Run(fmt.Sprintf("%s/n=4/%dKiB", name, size>>10), func(b *testing.B) {
-			var pure, total, compute time.Duration
+			var res overlapResult
 			err := mpgo.Run(4, func(w *comm.Comm) error {
-				c := typed.Of[float64](w)
-				send, recv := make([]float64, size/8), make([]float64, size/8)
-				start := func() (*comm.Request, error) {
-					if name == "Iallreduce" {
-						return c.Iallreduce(send, recv, typed.Sum[float64])
-					}
-					return c.Ialltoall(send, recv)
-				}
-				round := func(work time.Duration) (time.Duration, error) {
-					if err := w.Barrier(); err != nil {
-						return 0, err
-					}
-					t0 := time.Now()
-					r, err := start()
-					if err != nil {
-						return 0, err
-					}
-					for t1 := time.Now(); time.Since(t1) < work; {
-					}
-					_, err = r.Wait()
-					return time.Since(t0), err
-				}
-				for range 3 { // warm-up
-					if _, err := round(0); err != nil {
-						return err
-					}
-				}
-				var p time.Duration
-				for range b.N {
-					d, err := round(0)
-					if err != nil {
-						return err
-					}
-					p += d
-				}
-				p /= time.Duration(b.N)
+				r, err := overlapRounds(w, name, size, b.N, func() { b.ResetTimer() })
 				if w.Rank() == 0 {
-					b.ResetTimer()
+					res = r
 				}
-				var tot time.Duration
-				for range b.N {
-					d, err := round(p)
-					if err != nil {
-						return err
-					}
-					tot += d
-				}
-				if w.Rank() == 0 {
-					pure, total, compute = p, tot/time.Duration(b.N), p
-				}
-				return nil
+				return err
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			overlap := 100 * (1 - float64(total-compute)/float64(pure))
-			b.ReportMetric(max(overlap, 0), "overlap-%")
-			b.ReportMetric(float64(pure.Nanoseconds()), "pure-ns")
+			res.report(b)
+		})
+		b.Run(fmt.Sprintf("%s/n=4/%dKiB/raw", name, size>>10), func(b *testing.B) {
+			rawOverlap(b, 4, name, size)
+		})
+		b.Run(fmt.Sprintf("%s/procs=2/%dKiB", name, size>>10), func(b *testing.B) {
+			res, err := overlapProcs(2, name, size, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			res.report(b)
 		})
 	}
+}
+
+// overlapResult is one rank's mean round times.
+type overlapResult struct{ pure, total, compute time.Duration }
+
+func (r overlapResult) report(b *testing.B) {
+	b.ReportMetric(max(100*(1-float64(r.total-r.compute)/float64(r.pure)), 0), "overlap-%")
+	b.ReportMetric(float64(r.pure.Nanoseconds()), "pure-ns")
+	b.ReportMetric(float64(r.total.Nanoseconds()), "ns/op")
+}
+
+// overlapRounds times iters pure rounds, then iters rounds with a
+// computation as long as a pure round, on every rank of w. reset is called
+// by rank 0 between the two.
+func overlapRounds(w *comm.Comm, name string, size, iters int, reset func()) (overlapResult, error) {
+	c := typed.Of[float64](w)
+	send, recv := make([]float64, size/8), make([]float64, size/8)
+	start := func() (func() error, error) {
+		var r *comm.Request
+		var err error
+		if name == "Iallreduce" {
+			r, err = c.Iallreduce(send, recv, typed.Sum[float64])
+		} else {
+			r, err = c.Ialltoall(send, recv)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return func() error { _, err := r.Wait(); return err }, nil
+	}
+	return timeOverlap(w.Rank() == 0, w.Barrier, start, iters, reset)
+}
+
+// timeOverlap is overlapRounds' timing on one rank: barrier separates
+// rounds, start starts the operation and returns its wait.
+func timeOverlap(first bool, barrier func() error, start func() (func() error, error), iters int, reset func()) (overlapResult, error) {
+	round := func(work time.Duration) (time.Duration, error) {
+		if err := barrier(); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		wait, err := start()
+		if err != nil {
+			return 0, err
+		}
+		for t1 := time.Now(); time.Since(t1) < work; {
+		}
+		err = wait()
+		return time.Since(t0), err
+	}
+	mean := func(work time.Duration) (time.Duration, error) {
+		var sum time.Duration
+		for range iters {
+			d, err := round(work)
+			if err != nil {
+				return 0, err
+			}
+			sum += d
+		}
+		return sum / time.Duration(iters), nil
+	}
+	for range 3 { // warm-up
+		if _, err := round(0); err != nil {
+			return overlapResult{}, err
+		}
+	}
+	pure, err := mean(0)
+	if err != nil {
+		return overlapResult{}, err
+	}
+	if first && reset != nil {
+		reset()
+	}
+	total, err := mean(pure)
+	return overlapResult{pure, total, pure}, err
+}
+
+// rawOverlap is BenchmarkOverlap's raw Go figure on n goroutines.
+func rawOverlap(b *testing.B, n int, name string, size int) {
+	count := size / 8
+	sends := make([][]float64, n)
+	for i := range sends {
+		sends[i] = make([]float64, count)
+	}
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		arrived int
+		gen     int
+	)
+	barrier := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if arrived++; arrived == n {
+			arrived, gen = 0, gen+1
+			cond.Broadcast()
+			return nil
+		}
+		for g := gen; g == gen; {
+			cond.Wait()
+		}
+		return nil
+	}
+	var res overlapResult
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recv := make([]float64, count)
+			op := func() {
+				if name == "Iallreduce" {
+					copy(recv, sends[0])
+					for _, s := range sends[1:] {
+						for i, v := range s {
+							recv[i] += v
+						}
+					}
+					return
+				}
+				blk := count / n
+				for p, s := range sends {
+					copy(recv[p*blk:(p+1)*blk], s[r*blk:(r+1)*blk])
+				}
+			}
+			start := func() (func() error, error) {
+				done := make(chan struct{})
+				go func() { op(); close(done) }()
+				return func() error { <-done; return nil }, nil
+			}
+			rr, _ := timeOverlap(r == 0, barrier, start, b.N, func() { b.ResetTimer() })
+			if r == 0 {
+				res = rr
+			}
+		}()
+	}
+	wg.Wait()
+	res.report(b)
+}
+
+// overlapEnv, set in a child process, names the measurement it runs:
+// "name size iters".
+const overlapEnv = "MPGO_TEST_OVERLAP"
+
+// overlapProcs starts this test binary n times as the processes of one
+// job and returns rank 0's figures.
+func overlapProcs(n int, name string, size, iters int) (overlapResult, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return overlapResult{}, err
+	}
+	root := ln.Addr().String()
+	ln.Close()
+	secret := make([]byte, 16)
+	rand.Read(secret)
+	outs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+			cmd.Env = append(os.Environ(),
+				fmt.Sprintf("%s=%s %d %d", overlapEnv, name, size, iters),
+				fmt.Sprintf("OMPI_COMM_WORLD_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_SIZE=%d", n),
+				fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_SIZE=%d", n),
+				"MPGO_ROOT="+root, "MPGO_SECRET="+hex.EncodeToString(secret))
+			out, err := cmd.CombinedOutput()
+			outs[p] = string(out)
+			if err != nil {
+				errs[p] = fmt.Errorf("process %d: %v:\n%s", p, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return overlapResult{}, err
+		}
+	}
+	var r overlapResult
+	sc := bufio.NewScanner(strings.NewReader(outs[0]))
+	for sc.Scan() {
+		if _, err := fmt.Sscanf(sc.Text(), "overlap %d %d %d", &r.pure, &r.total, &r.compute); err == nil {
+			return r, nil
+		}
+	}
+	return r, fmt.Errorf("process 0 printed no figures:\n%s", outs[0])
+}
+
+// overlapChild is a process of overlapProcs' job: it measures and, on
+// rank 0, prints the figures. It returns the exit status.
+func overlapChild(spec string) int {
+	f := strings.Fields(spec)
+	if len(f) != 3 {
+		fmt.Fprintf(os.Stderr, "%s=%q: want name size iters\n", overlapEnv, spec)
+		return 2
+	}
+	size, err1 := strconv.Atoi(f[1])
+	iters, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		fmt.Fprintf(os.Stderr, "%s=%q: bad numbers\n", overlapEnv, spec)
+		return 2
+	}
+	err := mpgo.Join(func(w *comm.Comm) error {
+		r, err := overlapRounds(w, f[0], size, iters, nil)
+		if err == nil && w.Rank() == 0 {
+			fmt.Printf("overlap %d %d %d\n", r.pure, r.total, r.compute)
+		}
+		return err
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
