@@ -31,16 +31,17 @@ typedef struct {
 	mp_ctx *ctx;
 	uint32_t nctx;
 	int waitable;
+	int source; // FI_SOURCE: receive completions name their sender
 } mp_ep;
 
 // The memory registration modes mpgo handles; what the provider returns
 // in domain_attr->mr_mode is what the program acts on.
 #define MP_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
-static int mp_getinfo(const char *prov, const char *dom, int safe, size_t inject, struct fi_info **out) {
+static int mp_getinfo(const char *prov, const char *dom, int safe, int source, size_t inject, struct fi_info **out) {
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints) return -FI_ENOMEM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | (source ? FI_SOURCE : 0);
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = MP_MR_MODES;
@@ -73,6 +74,7 @@ static int mp_open(struct fi_info *info, uint32_t nctx, mp_ep **out, const char 
 	mp_ep *e = calloc(1, sizeof *e);
 	if (!e) { fi_freeinfo(info); return -FI_ENOMEM; }
 	e->info = info;
+	e->source = (info->caps & FI_SOURCE) != 0;
 	e->ctx = calloc(nctx, sizeof(mp_ctx));
 	e->nctx = nctx;
 	if (!e->ctx) { rc = -FI_ENOMEM; *step = "contexts"; goto fail; }
@@ -159,28 +161,34 @@ static ssize_t mp_write(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t d
 	return fi_writemsg(e->ep, &msg, FI_COMPLETION | flags);
 }
 
-// mp_poll reads up to max completions: their slots, lengths and flags.
-// On a completion with an error it returns -FI_EAVAIL after the good ones
-// (n holds how many) and fills the error entry.
-static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens, uint64_t *flags, size_t max,
-		int timeout_ms, uint32_t *eslot, uint64_t *eid, int *eerr, int *eprov, char *emsg, size_t emsglen) {
+// mp_poll reads up to max completions: their slots, lengths, flags and,
+// with FI_SOURCE, senders (FI_ADDR_NOTAVAIL otherwise, and for a sender
+// not in the address vector). On a completion with an error it returns
+// -FI_EAVAIL after the good ones (n holds how many) and fills the error
+// entry.
+static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens, uint64_t *flags, uint64_t *srcs,
+		size_t max, int timeout_ms, uint32_t *eslot, uint64_t *eid, int *eerr, int *eprov, char *emsg, size_t emsglen) {
 	struct fi_cq_data_entry ents[32];
+	fi_addr_t from[32];
 	if (max > 32) max = 32;
-	ssize_t n = timeout_ms < 0 ? fi_cq_read(e->cq, ents, max) : fi_cq_sread(e->cq, ents, max, NULL, timeout_ms);
+	ssize_t n;
+	if (e->source)
+		n = timeout_ms < 0 ? fi_cq_readfrom(e->cq, ents, max, from) : fi_cq_sreadfrom(e->cq, ents, max, from, NULL, timeout_ms);
+	else
+		n = timeout_ms < 0 ? fi_cq_read(e->cq, ents, max) : fi_cq_sread(e->cq, ents, max, NULL, timeout_ms);
 	if (n > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			mp_ctx *c = ents[i].op_context;
+			lens[i] = ents[i].len;
+			flags[i] = ents[i].flags;
+			srcs[i] = e->source ? from[i] : FI_ADDR_NOTAVAIL;
 			if (c < e->ctx || c >= e->ctx + e->nctx) { // not one of ours (a provider's event)
 				slots[i] = UINT32_MAX;
 				ids[i] = 0;
-				lens[i] = ents[i].len;
-				flags[i] = ents[i].flags;
 				continue;
 			}
 			slots[i] = (uint32_t)(c - e->ctx);
 			ids[i] = c->id;
-			lens[i] = ents[i].len;
-			flags[i] = ents[i].flags;
 		}
 		return n;
 	}
@@ -362,6 +370,12 @@ type Info struct {
 	TxSize, RxSize           int
 	MaxMsgSize, InjectSize   int
 	IOVLimit                 int // pieces one send may gather ([Endpoint.SendV] needs 2)
+	// Source: a received message's completion names its sender
+	// (FI_SOURCE, [Completion.Src]). The provider learns the sender from
+	// the connection or shared region the message came through, as the
+	// sender announced itself: it identifies peers, it does not
+	// authenticate them.
+	Source bool
 }
 
 // Config selects the provider.
@@ -420,7 +434,18 @@ type Completion struct {
 	Len int    // received bytes (OpRecv)
 	Op  Op     // OpSend, OpRecv, OpWrite; zero for an error with no context
 	Err error  // non-nil: the operation failed (an *Error)
+	// Src is the sender of a received message (OpRecv, no Err) when the
+	// endpoint has [Info.Source]: its address in the address vector, or
+	// [AddrUnknown] for a sender that is not in it (libfabric 1.17's shm
+	// reports a stale address instead: that of the completion which last
+	// used the queue's entry). Otherwise AddrUnknown.
+	Src Addr
 }
+
+// AddrUnknown is the source of a message from a sender that is not in
+// the address vector, or from any sender on an endpoint without
+// [Info.Source] (FI_ADDR_NOTAVAIL).
+const AddrUnknown = ^Addr(0)
 
 // Endpoint is one FI_EP_RDM endpoint with its fabric, domain, address
 // vector and completion queue. Safe for concurrent use: calls into a
@@ -453,9 +478,15 @@ func Open(cfg Config) (*Endpoint, error) {
 	if cfg.InjectSize < 0 {
 		return nil, fmt.Errorf("fabric: inject size %d: %w", cfg.InjectSize, ErrArg)
 	}
+	// With FI_SOURCE where the provider has it, and thread safe where it
+	// is (otherwise the package serializes calls itself).
 	getinfo := func(inject int) (list *C.struct_fi_info, rc C.int) {
-		if rc = C.mp_getinfo(prov, dom, 1, C.size_t(inject), &list); rc == -C.FI_ENODATA {
-			rc = C.mp_getinfo(prov, dom, 0, C.size_t(inject), &list) // serialize calls ourselves
+		for _, source := range [...]C.int{1, 0} {
+			for _, safe := range [...]C.int{1, 0} {
+				if rc = C.mp_getinfo(prov, dom, safe, source, C.size_t(inject), &list); rc != -C.FI_ENODATA {
+					return list, rc
+				}
+			}
 		}
 		return list, rc
 	}
@@ -501,6 +532,7 @@ func Open(cfg Config) (*Endpoint, error) {
 		MaxMsgSize:     int(min(uint64(C.mp_max_msg(info)), 1<<62)),
 		InjectSize:     int(C.mp_inject(info)),
 		IOVLimit:       int(C.mp_iov_limit(info)),
+		Source:         C.mp_caps(info)&C.FI_SOURCE != 0,
 	}
 	if extra := in.MRMode &^ (MRLocal | MRVirtAddr | MRAllocated | MRProvKey | MREndpoint); extra != 0 {
 		C.fi_freeinfo(info)
@@ -754,8 +786,8 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 	defer e.leave()
 	ps := pollScratches.Get().(*pollScratch)
 	defer pollScratches.Put(ps)
-	slots, ids, lens, flags := &ps.slots, &ps.ids, &ps.lens, &ps.flags
-	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], C.size_t(min(len(out), pollBatch)), C.int(waitMS),
+	slots, ids, lens, flags, srcs := &ps.slots, &ps.ids, &ps.lens, &ps.flags, &ps.srcs
+	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], &srcs[0], C.size_t(min(len(out), pollBatch)), C.int(waitMS),
 		&ps.eslot, &ps.eid, &ps.eerr, &ps.eprov, &ps.emsg[0], C.size_t(len(ps.emsg)))
 	eslot, eid, eerr, eprov, emsg := ps.eslot, ps.eid, ps.eerr, ps.eprov, &ps.emsg
 	switch {
@@ -766,7 +798,7 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 			if slots[i] == C.UINT32_MAX {
 				continue // no context of ours: nothing to report
 			}
-			out[k] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]]}
+			out[k] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]], Src: Addr(srcs[i])}
 			e.free = append(e.free, uint32(slots[i]))
 			k++
 		}
@@ -777,7 +809,7 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 		// with SIGURG) or by its timeout is no failure.
 		return 0, nil
 	case n == -C.FI_EAVAIL:
-		c := Completion{Err: &Error{Op: "completion", Code: int(eerr), Prov: int(eprov), Msg: C.GoString(&emsg[0])}}
+		c := Completion{Err: &Error{Op: "completion", Code: int(eerr), Prov: int(eprov), Msg: C.GoString(&emsg[0])}, Src: AddrUnknown}
 		if eslot != C.UINT32_MAX {
 			e.slotMu.Lock()
 			c.ID, c.Op = uint64(eid), e.ops[eslot]
@@ -800,6 +832,7 @@ const pollBatch = 32
 type pollScratch struct {
 	slots            [pollBatch]C.uint32_t
 	ids, lens, flags [pollBatch]C.uint64_t
+	srcs             [pollBatch]C.uint64_t
 	eslot            C.uint32_t
 	eid              C.uint64_t
 	eerr, eprov      C.int
