@@ -3,6 +3,8 @@
 package rdma
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,8 +27,10 @@ import (
 //
 // Every message starts with a header (hdr*): kind, the sending process,
 // a per-pair sequence number, source and destination world ranks, the
-// envelope (context, source, tag, type, length) and, for the rendezvous,
-// ids, an address and a key.
+// envelope (context, source, tag, type, length), for the rendezvous,
+// ids, an address and a key, and the pair's token (frameToken), without
+// which a frame is dropped unread (authentic; see the package
+// documentation).
 //
 //   - Eager (shorter than the eager limit, not synchronous): header and
 //     payload are copied into a send slot of a pre-registered off-heap
@@ -56,13 +60,17 @@ import (
 // transmitted after the writes posted before it) or, without it, by
 // waiting for the write's delivery completion.
 //
-// Faults: an error completion or a failed post on a peer's operation
-// aborts the world with an error wrapping device.ErrPeerLost (and ErrAborted),
-// as the TCP backend does for a connection that breaks; a process that
-// aborts tells the others (ABORT) before it closes; one that finishes
-// says BYE, after which receives still waiting for its ranks fail with
-// device.ErrPeerLost. Operations the device holds (rendezvous waiting for their
-// peer) fail when the world aborts or the device closes.
+// Faults: a frame that does not prove to come from a process of the job,
+// and a receive that fails, are dropped and counted (Stats.Rejected), so
+// that nobody outside the job can disturb it. An error completion of a
+// send or a write, a failed post on a peer's operation, or a malformed
+// frame from a process of the job aborts the world with an error
+// wrapping device.ErrPeerLost (and ErrAborted), as the TCP backend does
+// for a connection that breaks; a process that aborts tells the others
+// (ABORT) before it closes; one that finishes says BYE, after which
+// receives still waiting for its ranks fail with device.ErrPeerLost.
+// Operations the device holds (rendezvous waiting for their peer) fail
+// when the world aborts or the device closes.
 
 // Message kinds.
 const (
@@ -93,6 +101,7 @@ const (
 	hdrRID   = 64 // u64: REPLY: the receiver's id
 	hdrAddr  = 72 // u64: REPLY: where to write
 	hdrKey   = 80 // u64: REPLY: the key
+	hdrTok   = 88 // u64: the pair's token (frameToken)
 	// fabricHeader is the header's size, a multiple of 32 so that
 	// payloads stay aligned in the slots.
 	fabricHeader = 96
@@ -234,7 +243,7 @@ type Device struct {
 
 	stats struct {
 		eagerMsgs, eagerCopied, rndzMsgs, rndzWritten, rndzCopied, regs, hits, holds atomic.Int64
-		injected, rankReaped, loopReaped, batched, eagerLent                         atomic.Int64
+		injected, rankReaped, loopReaped, batched, eagerLent, rejected               atomic.Int64
 	}
 }
 
@@ -252,6 +261,10 @@ type fabricPeer struct {
 	lastArrived          uint64
 
 	arrived atomic.Uint64 // messages that came from this process: a burst to it ends there
+
+	// The pair's tokens (frameToken), set by connect: tokOut goes in
+	// every frame to this process, tokIn must be in every frame from it.
+	tokOut, tokIn uint64
 
 	next     uint32            // next to deliver (progress only)
 	held     map[uint32][]byte // arrived early (progress only): header and payload
@@ -325,11 +338,59 @@ func (d *Device) free() {
 	}
 }
 
-// connect learns the other processes' addresses (names by process).
-func (d *Device) connect(names [][]byte) error {
+// connect learns the other processes' addresses (names by process) and
+// the tokens of the frames to and from each, which the job's secret
+// makes.
+func (d *Device) connect(names [][]byte, secret []byte) error {
+	for p := range d.peers {
+		if p != d.self {
+			d.peers[p].tokOut, d.peers[p].tokIn = frameToken(secret, d.self, p), frameToken(secret, p, d.self)
+		}
+	}
 	addrs, err := d.ep.Insert(names)
 	d.addrs = addrs
 	return err
+}
+
+// frameToken is the token of the frames process from sends to process
+// to: the first 8 bytes of an HMAC-SHA256, keyed with the job's secret,
+// of the pair. Only the job's processes can make it; a frame that carries
+// it proves that it comes from the process its header names (as long as
+// nobody on the path between the two reads it: like the TCP backend's
+// handshake, it authenticates the ends, not the traffic). A token is
+// good for one direction of one pair only, so one that reached a
+// stranger (at the stale address of a process that ended) opens nothing
+// else.
+func frameToken(secret []byte, from, to int) uint64 {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("mpgo-fabric-frame"))
+	var pair [8]byte
+	binary.LittleEndian.PutUint32(pair[0:], uint32(from))
+	binary.LittleEndian.PutUint32(pair[4:], uint32(to))
+	m.Write(pair[:])
+	return binary.LittleEndian.Uint64(m.Sum(nil))
+}
+
+// authentic reports whether frame, received from src (fabric.AddrUnknown
+// when the provider does not say), comes from the process its header
+// names: it is long enough to have a header, names another process of
+// the job, carries that process's token and, when the provider names
+// senders (fabric.Info.Source), came from that process's address. A
+// frame that is not is dropped unread: nothing a stranger sends reaches
+// the engine or aborts the job.
+func (d *Device) authentic(frame []byte, src fabric.Addr) bool {
+	if len(frame) < fabricHeader {
+		return false
+	}
+	le := binary.LittleEndian
+	from := le.Uint32(frame[hdrFrom:])
+	if int64(from) >= int64(len(d.peers)) || int(from) == d.self {
+		return false
+	}
+	if d.info.Source && src != d.addrs[from] {
+		return false
+	}
+	return le.Uint64(frame[hdrTok:]) == d.peers[from].tokIn
 }
 
 // Start implements [device.Device]: it posts the receive slots and starts
@@ -359,7 +420,7 @@ func (d *Device) Stats() Stats {
 		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
 		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load(),
 		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load(),
-		Batched: s.batched.Load()}
+		Batched: s.batched.Load(), Rejected: s.rejected.Load()}
 }
 
 // header is a decoded message header.
@@ -374,7 +435,9 @@ type header struct {
 	addr, key        uint64
 }
 
-func (h *header) put(b []byte) {
+// put writes h into b with tok, the token of frames to the process it
+// goes to (fabricPeer.tokOut).
+func (h *header) put(b []byte, tok uint64) {
 	b[hdrKind], b[hdrFlags], b[hdrType] = h.kind, h.flags, h.typ
 	le := binary.LittleEndian
 	le.PutUint32(b[hdrSeq:], h.seq)
@@ -389,6 +452,7 @@ func (h *header) put(b []byte) {
 	le.PutUint64(b[hdrRID:], h.rid)
 	le.PutUint64(b[hdrAddr:], h.addr)
 	le.PutUint64(b[hdrKey:], h.key)
+	le.PutUint64(b[hdrTok:], tok)
 }
 
 // parseHeader decodes and checks the header of frame from a peer.
@@ -546,7 +610,7 @@ func (d *Device) sendOrdered(proc int, h *header, payload []byte, ls *lentSend, 
 		copy(b[fabricHeader:], payload)
 	}
 	h.seq = p.seq
-	h.put(b)
+	h.put(b, p.tokOut)
 	arrived := p.arrived.Load()
 	err = d.post(limit, func() error {
 		if ls != nil {
@@ -678,7 +742,7 @@ func (d *Device) sendControl(proc int, h *header, limit time.Duration) error {
 		return err
 	}
 	b := d.slotBytes(s)
-	h.put(b)
+	h.put(b, d.peers[proc].tokOut)
 	err = d.post(limit, func() error { return d.postSlot(proc, s, h, fabricHeader) })
 	if err != nil {
 		d.sfree <- s

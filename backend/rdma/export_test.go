@@ -53,3 +53,30 @@ func (failedEngine) Arrive(int, int, device.Envelope, device.Incoming) (bool, er
 func (failedEngine) PeerFinished(int) {}
 func (failedEngine) PeerLost(error)   {}
 func (failedEngine) Err() error       { return device.ErrClosed }
+
+// EndpointName returns the name of d's endpoint, as its peers know it.
+func EndpointName(d *Device) ([]byte, error) { return d.ep.Name() }
+
+// ForgedEager returns the frame of an eager message as process from would
+// send it (from world rank src to dst, with tag on context ctx), made by
+// someone who does not hold the job's secret.
+func ForgedEager(from, src, dst, tag int, ctx uint64, payload []byte) []byte {
+	return eagerFrame(from, src, dst, tag, ctx, payload, 0)
+}
+
+// ReplayedEager is ForgedEager with the token d expects from process
+// from: the frame someone who read the pair's traffic could replay.
+func ReplayedEager(d *Device, from, src, dst, tag int, ctx uint64, payload []byte) []byte {
+	return eagerFrame(from, src, dst, tag, ctx, payload, d.peers[from].tokIn)
+}
+
+func eagerFrame(from, src, dst, tag int, ctx uint64, payload []byte, tok uint64) []byte {
+	h := header{kind: kindEager, from: uint32(from), src: src, dst: dst, source: int64(src), tag: int64(tag), ctx: ctx, n: len(payload)}
+	b := make([]byte, fabricHeader+len(payload))
+	h.put(b, tok)
+	copy(b[fabricHeader:], payload)
+	return b
+}
+
+// Source reports whether d's provider names the sender of what arrives.
+func Source(d *Device) bool { return d.info.Source }

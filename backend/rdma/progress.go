@@ -229,13 +229,16 @@ func (d *Device) complete(c *fabric.Completion) {
 			d.lost(-1, err)
 		}
 	case opRecvSlot:
-		if c.Err != nil {
-			if !d.stop.Load() {
-				d.lost(-1, fmt.Errorf("comm: fabric receive: %w", c.Err))
-			}
+		frame := d.slotBytes(idx)[:c.Len]
+		if c.Err != nil || !d.authentic(frame, c.Src) {
+			// A stranger's, or a receive that failed: no process of the
+			// job sends what does not fit a slot, so this is no sign of a
+			// lost peer either (one is found by the sends to it).
+			d.stats.rejected.Add(1)
+			d.repost(idx)
 			return
 		}
-		if frame := d.slotBytes(idx)[:c.Len]; c.Len > hdrKind && frame[hdrKind] == kindBatch {
+		if frame[hdrKind] == kindBatch {
 			d.arriveBatch(frame)
 		} else {
 			d.arrive(frame, true)
@@ -303,7 +306,7 @@ func (d *Device) control(proc int, h header) {
 			return false
 		}
 		b := d.slotBytes(s)
-		h.put(b)
+		h.put(b, d.peers[proc].tokOut)
 		if err := d.postSlot(proc, s, &h, fabricHeader); err != nil {
 			d.sfree <- s
 			if errors.Is(err, fabric.ErrAgain) {
