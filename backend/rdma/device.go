@@ -80,6 +80,7 @@ const (
 	kindEnd    = 4 // RNDZ_END
 	kindBye    = 5
 	kindAbort  = 6
+	kindHello  = 8 // at start, where the endpoint has a file (unlinkWhenHeard); 7 is kindBatch
 	flagSync   = 1
 	flagNoData = 2 // RNDZ_REPLY: the receive took no payload (truncated, wrong type, empty)
 )
@@ -227,6 +228,7 @@ type Device struct {
 	cs       []fabric.Completion // Poll's buffer (progress only)
 	deferred []func() bool       // posts that met EAGAIN, retried by the loop (progress only)
 	aborted  bool                // the held rendezvous were failed for an abort (progress only)
+	heard    int                 // processes a frame came from (progress only)
 	sleeping atomic.Bool         // the loop blocks in Poll: posters and pollers wake it
 	pollers  atomic.Int32        // ranks in their polling window (0 or 1)
 	idle     atomic.Bool         // the loop waits on kick while a rank polls
@@ -266,6 +268,7 @@ type fabricPeer struct {
 	// every frame to this process, tokIn must be in every frame from it.
 	tokOut, tokIn uint64
 
+	heard    bool              // a frame came from this process (progress only)
 	next     uint32            // next to deliver (progress only)
 	held     map[uint32][]byte // arrived early (progress only): header and payload
 	finished atomic.Bool       // said BYE
@@ -403,8 +406,40 @@ func (d *Device) Start(e device.Engine) error {
 			return err
 		}
 	}
+	if d.info.File != "" {
+		for p := range d.peers {
+			if p != d.self {
+				d.control(p, header{kind: kindHello, from: uint32(d.self)}) // the loop is not running yet
+			}
+		}
+	}
 	go d.loop()
 	return nil
+}
+
+// The endpoint's file (shm's region in /dev/shm) outlives a process that
+// does not close the endpoint: one that exits in a rank (os.Exit), is
+// killed, or is ended by the launcher when another process of the job
+// fails (Hydra sends SIGKILL), and a job that fails so leaves one file
+// of the region's size (16 MiB) per process. A peer needs the file only
+// to map the region, which it has done once it sent to this process: so
+// every process says hello to every other at start, and unlinks its file
+// as soon as a frame came from every other (heardFrom); from then on
+// nothing is left whatever becomes of the process. One that the job
+// ends sooner unlinks it when the world aborts (step), or as it closes.
+
+// heardFrom notes that a frame came from process proc, and unlinks the
+// endpoint's file once one came from every other process (progress
+// only).
+func (d *Device) heardFrom(proc int) {
+	p := &d.peers[proc]
+	if p.heard {
+		return
+	}
+	p.heard = true
+	if d.heard++; d.heard == len(d.peers)-1 {
+		d.ep.Unlink()
+	}
 }
 
 func (d *Device) slotBytes(i int) []byte { return d.slab[i*d.slot : (i+1)*d.slot : (i+1)*d.slot] }
@@ -473,7 +508,7 @@ func (d *Device) parseHeader(frame []byte) (header, error) {
 	switch {
 	case int(h.from) >= n || int(h.from) == d.self:
 		return h, fmt.Errorf("comm: fabric message from process %d: %w", h.from, device.ErrRank)
-	case h.kind < kindEager || h.kind > kindBatch:
+	case h.kind < kindEager || h.kind > kindHello:
 		return h, fmt.Errorf("comm: fabric message of kind %d: %w", h.kind, device.ErrArg)
 	case (h.kind == kindEager || h.kind == kindBatch) && h.n != len(frame)-fabricHeader:
 		return h, fmt.Errorf("comm: eager message of %d bytes says %d: %w", len(frame)-fabricHeader, h.n, device.ErrArg)

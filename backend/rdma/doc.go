@@ -41,4 +41,12 @@
 // shm is no barrier to such a process: it reports a stale source for a
 // sender it does not know, and it spins for ever copying a message
 // longer than the receive buffer through CMA.
+//
+// That file (16 MiB, named after the process) would outlive a process
+// that does not close its endpoint: one that exits in a rank, crashes or
+// is killed, and every other process of a failing job, which the
+// launcher kills. So each process removes it as soon as it heard from
+// every other (they say hello at start), when all have mapped the
+// region and none needs the file; one whose job aborts sooner removes it
+// then.
 package rdma

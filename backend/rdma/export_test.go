@@ -3,6 +3,7 @@
 package rdma
 
 import (
+	"os"
 	"time"
 
 	"github.com/mpgo/mpgo/backend/rdma/internal/fabric"
@@ -80,3 +81,50 @@ func eagerFrame(from, src, dst, tag int, ctx uint64, payload []byte, tok uint64)
 
 // Source reports whether d's provider names the sender of what arrives.
 func Source(d *Device) bool { return d.info.Source }
+
+// EndpointFile returns the file of d's endpoint (fabric.Info.File).
+func EndpointFile(d *Device) string { return d.info.File }
+
+// FileAfterAbort opens the device of process 0 of a job of two over
+// provider whose other process never says hello (its address is this
+// one's own: what comes from there is rejected), starts it in a world
+// that aborted, and reports the endpoint's file, whether it existed
+// before the start, and whether it still did once limit passed after;
+// then it closes the device.
+func FileAfterAbort(provider string, limit time.Duration) (file string, before, after bool, err error) {
+	zero := func(int) int { return 0 }
+	d, err := newDevice(fabric.Config{Provider: provider}, 0, 2, device.Layout{Ranks: 2, Owner: zero}, DefaultEagerLimit)
+	if err != nil {
+		return "", false, false, err
+	}
+	defer d.Close()
+	name, err := d.ep.Name()
+	if err == nil {
+		err = d.connect([][]byte{name, name}, make([]byte, 32))
+	}
+	if err != nil {
+		return "", false, false, err
+	}
+	file = d.info.File
+	_, serr := os.Stat(file)
+	before = serr == nil
+	if err := d.Start(abortedEngine{}); err != nil {
+		return file, before, true, err
+	}
+	for start := time.Now(); time.Since(start) < limit; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(file); err != nil {
+			return file, before, false, nil
+		}
+	}
+	return file, before, true, nil
+}
+
+// abortedEngine is the engine of a world that aborted.
+type abortedEngine struct{}
+
+func (abortedEngine) Arrive(int, int, device.Envelope, device.Incoming) (bool, error) {
+	return false, device.ErrAborted
+}
+func (abortedEngine) PeerFinished(int) {}
+func (abortedEngine) PeerLost(error)   {}
+func (abortedEngine) Err() error       { return device.ErrAborted }

@@ -142,6 +142,7 @@ func (d *Device) step(waitMS int, reaped *atomic.Int64) (int, bool) {
 	if !d.aborted && d.worldAborted() {
 		d.aborted = true
 		d.failHeld(d.e.Err())
+		d.ep.Unlink() // the launcher may end this process before it closes
 	}
 	n, err := d.ep.Poll(d.cs, waitMS)
 	if err != nil {
@@ -336,7 +337,10 @@ func (d *Device) arrive(frame []byte, inSlot bool) {
 		return
 	}
 	d.peers[h.from].arrived.Add(1) // ends a burst of sends to it (inBurst)
+	d.heardFrom(int(h.from))
 	switch h.kind {
+	case kindHello:
+		return
 	case kindReply:
 		d.reply(&h)
 		return

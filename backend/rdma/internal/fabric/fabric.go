@@ -263,6 +263,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -370,6 +371,13 @@ type Info struct {
 	TxSize, RxSize           int
 	MaxMsgSize, InjectSize   int
 	IOVLimit                 int // pieces one send may gather ([Endpoint.SendV] needs 2)
+	// File is the file through which peers find the endpoint, when its
+	// provider makes one: shm's region, /dev/shm/<name>. It outlives the
+	// process unless Close or [Endpoint.Unlink] removes it (shm removes it
+	// itself on SIGINT, SIGTERM, SIGSEGV and SIGBUS too, but nothing can
+	// when the process exits otherwise or is killed). Empty for other
+	// providers.
+	File string
 	// Source: a received message's completion names its sender
 	// (FI_SOURCE, [Completion.Src]). The provider learns the sender from
 	// the connection or shared region the message came through, as the
@@ -560,7 +568,47 @@ func Open(cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	e.nameLen = len(name)
+	e.info.File = regionFile(e.info.Provider, name)
 	return e, nil
+}
+
+// shmDir is where shm_open puts its files (glibc's, on Linux).
+const shmDir = "/dev/shm/"
+
+// regionFile returns the file of the endpoint of provider named name
+// ([Info.File]): for shm, the name ("fi_shm://<pid>:<uid>:<n>") without
+// its scheme is the name of the region's shm_open file, when that exists.
+func regionFile(provider string, name []byte) string {
+	if provider != "shm" {
+		return ""
+	}
+	s, _, _ := strings.Cut(string(name), "\x00")
+	if _, after, ok := strings.Cut(s, "://"); ok {
+		s = after
+	}
+	f := shmDir + s
+	if s == "" || strings.Contains(s, "/") {
+		return ""
+	}
+	if _, err := os.Stat(f); err != nil {
+		return ""
+	}
+	return f
+}
+
+// Unlink removes the endpoint's file ([Info.File]), if it has one, so
+// that it does not outlive the process. The endpoint goes on working
+// with the peers that opened the file already (shm maps its peers'
+// regions); no other can reach it any more. Unlinking what is gone
+// already is no error.
+func (e *Endpoint) Unlink() error {
+	if e.info.File == "" {
+		return nil
+	}
+	if err := os.Remove(e.info.File); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("fabric: %w", err)
+	}
+	return nil
 }
 
 // named is the one provider that provider (or else FI_PROVIDER) names,

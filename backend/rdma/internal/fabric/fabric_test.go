@@ -431,3 +431,45 @@ func TestSource(t *testing.T) {
 		})
 	}
 }
+
+// TestUnlink: shm's endpoint is a file in /dev/shm ([fabric.Info.File]);
+// Unlink removes it, twice is no error, and the endpoint goes on working
+// with a peer that reached it before. Other providers make no file.
+func TestUnlink(t *testing.T) {
+	for _, prov := range providers() {
+		t.Run(prov, func(t *testing.T) {
+			a, b, ab, _ := pair(t, prov)
+			f := b.Info().File
+			if prov != "shm" {
+				if f != "" {
+					t.Errorf("%s's endpoint has file %q", prov, f)
+				}
+				return
+			}
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("file %q: %v", f, err)
+			}
+			mem := offHeap(t, 4096)
+			rb, err := b.Register(mem, fabric.AccessRecv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Close()
+			for i := range 2 {
+				if err := b.Unlink(); err != nil {
+					t.Fatalf("unlink %d: %v", i, err)
+				}
+			}
+			if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("after Unlink: %v", err)
+			}
+			if err := b.Recv(mem, rb, 30); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, a, b, func() error { return a.Inject(ab, []byte("after unlink")) })
+			if c := reap(t, b, a, 30); c.Err != nil || c.Len != len("after unlink") {
+				t.Errorf("after unlink: completion %+v", c)
+			}
+		})
+	}
+}
