@@ -546,6 +546,9 @@ func Open(cfg Config) (*Endpoint, error) {
 		C.fi_freeinfo(info)
 		return nil, fmt.Errorf("%w: provider %s asks for memory registration mode %#x", ErrNoProvider, in.Provider, uint64(extra))
 	}
+	if in.Provider == "shm" {
+		staleRegions.Do(removeStaleRegions)
+	}
 	n := cfg.Contexts
 	if n == 0 {
 		n = min(max(in.TxSize, 64)+max(in.RxSize, 64), 1<<16)
@@ -574,6 +577,28 @@ func Open(cfg Config) (*Endpoint, error) {
 
 // shmDir is where shm_open puts its files (glibc's, on Linux).
 const shmDir = "/dev/shm/"
+
+// staleRegions removes, before the first shm endpoint of the process,
+// the regions named after it (removeStaleRegions).
+var staleRegions sync.Once
+
+// removeStaleRegions removes the files in shmDir named after this
+// process: shm names an endpoint's region <pid>:<uid>:<n>. Before the
+// process's first shm endpoint none is its own: each was left by an
+// earlier process that had the same pid and never closed its endpoint
+// (killed, say), and libfabric 1.17 refuses to make an endpoint over it
+// ("shm file in use", fi_enable failing with EBUSY: it finds the pid the
+// region records alive, being this process's). Where processes died
+// that way, pids wrap around onto their files sooner or later.
+func removeStaleRegions() {
+	prefix := fmt.Sprintf("%d:%d:", os.Getpid(), os.Getuid())
+	entries, _ := os.ReadDir(shmDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			os.Remove(shmDir + e.Name())
+		}
+	}
+}
 
 // regionFile returns the file of the endpoint of provider named name
 // ([Info.File]): for shm, the name ("fi_shm://<pid>:<uid>:<n>") without

@@ -5,8 +5,11 @@ package fabric_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +18,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(staleEnv) != "" {
+		os.Exit(staleMain())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // providers are the ones the tests run on: FI_PROVIDER when set, else
 // tcp and shm.
@@ -471,5 +479,50 @@ func TestUnlink(t *testing.T) {
 				t.Errorf("after unlink: completion %+v", c)
 			}
 		})
+	}
+}
+
+// staleEnv makes the test binary, started by TestStaleRegion, play a
+// process whose pid an earlier one had (staleMain).
+const staleEnv = "FABRIC_TEST_STALE_REGION"
+
+// staleMain leaves a region of shm named after this process in
+// /dev/shm, as a killed process with the same pid would have, then opens
+// an shm endpoint: 0 when that works and the file it left is gone.
+func staleMain() int {
+	f := fmt.Sprintf("/dev/shm/%d:%d:0", os.Getpid(), os.Getuid())
+	if err := os.WriteFile(f, make([]byte, 4096), 0o600); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer os.Remove(f)
+	ep, err := fabric.Open(fabric.Config{Provider: "shm"})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer ep.Close()
+	if ep.Info().File == f {
+		return 0 // a new region of the same name
+	}
+	if _, err := os.Stat(f); err == nil {
+		fmt.Println(f, "is still there")
+		return 1
+	}
+	return 0
+}
+
+// TestStaleRegion: a process that finds a region of shm named after it
+// (left by an earlier process with the same pid, which did not close its
+// endpoint) opens its shm endpoint all the same; libfabric 1.17 alone
+// fails with EBUSY.
+func TestStaleRegion(t *testing.T) {
+	if !slices.Contains(providers(), "shm") {
+		t.Skip("FI_PROVIDER names another provider")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), staleEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 }
