@@ -28,8 +28,10 @@
 // engine and never aborts the job, and neither does a receive the
 // provider fails, such as a frame longer than a receive slot. Only a
 // frame that proves it comes from a process of the job and is malformed
-// aborts it, as a broken peer. Like the TCP backend's handshake, the
-// tokens authenticate the ends against anyone off the path; they neither
+// aborts it, as a broken peer. A stranger can post RMA writes too, but
+// not guess where: the keys of registered memory are random (64 bits on
+// net, tcp and shm). Like the TCP backend's handshake, the tokens
+// authenticate the ends against anyone off the path; they neither
 // encrypt the traffic nor protect it from someone who can read it (who
 // could replay a token, though not from another address where the
 // provider names senders).

@@ -67,13 +67,28 @@ func (s *stranger) close() {
 // send sends frame and drives the endpoint until the send completes (or
 // fails: the receiver may refuse what a stranger sends).
 func (s *stranger) send(frame []byte) error {
-	s.id++
 	copy(s.buf, frame)
 	b := s.buf[:len(frame)]
-	deadline := time.Now().Add(10 * time.Second)
+	return s.post(10*time.Second, func(id uint64) error { return s.ep.Send(s.to, b, s.mr, id) })
+}
+
+// write RMA-writes data to the process's registered memory at raddr
+// with key, and drives the endpoint until the write completes or fails.
+func (s *stranger) write(data []byte, raddr, key uint64, limit time.Duration) error {
+	copy(s.buf, data)
+	b := s.buf[:len(data)]
+	return s.post(limit, func(id uint64) error { return s.ep.Write(s.to, b, s.mr, raddr, key, true, id) })
+}
+
+// post posts an operation with call, retrying while the provider says
+// to try again, and drives the endpoint until the operation completes:
+// its error, or one saying it did not complete within limit.
+func (s *stranger) post(limit time.Duration, call func(id uint64) error) error {
+	s.id++
+	deadline := time.Now().Add(limit)
 	cs := make([]fabric.Completion, 8)
 	for {
-		err := s.ep.Send(s.to, b, s.mr, s.id)
+		err := call(s.id)
 		if err == nil {
 			break
 		}
@@ -95,7 +110,7 @@ func (s *stranger) send(frame []byte) error {
 		}
 		runtime.Gosched()
 	}
-	return fmt.Errorf("the stranger's send of %d bytes never completed", len(frame))
+	return fmt.Errorf("the stranger's operation %d did not complete in %v", s.id, limit)
 }
 
 // Strangers at a process's endpoint, as the TCP backend's tests have them
@@ -207,5 +222,64 @@ func TestFabricStrangers(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A stranger that posts RMA writes to a process cannot guess the key of
+// a region a peer may write: a receive buffer that a rendezvous
+// registered (and the registration cache keeps registered) stays as the
+// rendezvous left it after writes at its start (offset 0, as the
+// providers without FI_MR_VIRT_ADDR address it) with keys 0 to 63.
+// With keys counted up from 1, net let one with key 3 through.
+func TestFabricStrangerWrites(t *testing.T) {
+	provs := fabricProviders()
+	if !slices.Contains(provs, "net") && fabricOffers(t, "net") {
+		provs = append(provs, "net")
+	}
+	for _, prov := range provs {
+		t.Run(prov, func(t *testing.T) {
+			jobs := joinFabric(t, 2, fabricConfig{Provider: prov})
+			d := fabricDevice(jobs[0])
+			name, err := rdma.EndpointName(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const size = 1 << 20 // a rendezvous
+			buf := make([]byte, size)
+			errs := runJobs(t, jobs, func(w *comm.Comm) error {
+				if w.Rank() == 1 {
+					if err := w.Send(bytes.Repeat([]byte{1}, size), comm.Byte, 0, 1); err != nil {
+						return err
+					}
+					_, err := w.Recv(nil, comm.Byte, 0, 2) // until the stranger is done
+					return err
+				}
+				if _, err := w.Recv(buf, comm.Byte, 1, 1); err != nil {
+					return err
+				}
+				s, err := newStranger(prov, name, 4096)
+				if err != nil {
+					return err
+				}
+				defer s.close()
+				evil := bytes.Repeat([]byte{0xEE}, 64)
+				for key := range uint64(64) {
+					err := s.write(evil, 0, key, time.Second)
+					if errors.Is(err, fabric.ErrAgain) {
+						t.Logf("%s: the stranger cannot post a write: %v", prov, err)
+						break
+					}
+				}
+				return w.Send(nil, comm.Byte, 1, 2)
+			})
+			for r, err := range errs {
+				if err != nil {
+					t.Errorf("rank %d: %v", r, err)
+				}
+			}
+			if !bytes.Equal(buf, bytes.Repeat([]byte{1}, size)) {
+				t.Errorf("a stranger wrote into a receive buffer: it starts %x", buf[:8])
+			}
+		})
 	}
 }

@@ -261,6 +261,8 @@ static struct fi_info *mp_pick(struct fi_info *list) {
 import "C"
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -470,7 +472,6 @@ type Endpoint struct {
 	free   []uint32 // free context slots
 	ops    []Op     // per slot: the kind of operation using it
 
-	nextKey atomic.Uint64
 	strAddr bool // FI_ADDR_STR: names are NUL-terminated strings
 	nameLen int  // otherwise: the length of every name
 }
@@ -563,7 +564,6 @@ func Open(cfg Config) (*Endpoint, error) {
 	for i := range e.free {
 		e.free[i] = uint32(n - 1 - i)
 	}
-	e.nextKey.Store(1)
 	e.strAddr = C.mp_str_addr(c.info) != 0
 	name, err := e.Name()
 	if err != nil {
@@ -949,8 +949,9 @@ type MR struct {
 
 // Register registers b for the given uses (fi_mr_reg, then fi_mr_bind and
 // fi_mr_enable when the mode has [MREndpoint]). The key is the
-// provider's when the mode has [MRProvKey], the package's otherwise. b
-// must stay valid, and pinned if it is Go memory, until the MR is closed.
+// provider's when the mode has [MRProvKey], otherwise a random one of
+// the provider's key size (randomKey). b must stay valid, and pinned if
+// it is Go memory, until the MR is closed.
 func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("fabric: registering an empty region: %w", ErrArg)
@@ -959,13 +960,20 @@ func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
 		return nil, err
 	}
 	defer e.leave()
-	var req uint64
-	if e.info.MRMode&MRProvKey == 0 {
-		req = e.nextKey.Add(1)
-	}
+	provKey := e.info.MRMode&MRProvKey != 0
 	var mr *C.struct_fid_mr
-	if rc := C.mp_mr_reg(e.c, ptr(b), C.size_t(len(b)), C.uint64_t(access), C.uint64_t(req), &mr); rc != 0 {
-		return nil, errOf("fi_mr_reg", C.ssize_t(rc))
+	for tries := 0; ; tries++ {
+		var req uint64
+		if !provKey {
+			req = randomKey(e.info.KeySize)
+		}
+		rc := C.mp_mr_reg(e.c, ptr(b), C.size_t(len(b)), C.uint64_t(access), C.uint64_t(req), &mr)
+		if rc == 0 {
+			break
+		}
+		if rc != -C.FI_ENOKEY || provKey || tries == 3 { // ENOKEY: a key in use, draw another
+			return nil, errOf("fi_mr_reg", C.ssize_t(rc))
+		}
 	}
 	m := &MR{e: e, mr: mr, desc: C.mp_mr_desc(mr), key: uint64(C.mp_mr_key(mr)), base: uintptr(ptr(b)), size: len(b)}
 	if m.key == ^uint64(0) { // FI_KEY_NOTAVAIL: the key is too long for 64 bits (FI_MR_RAW)
@@ -974,6 +982,22 @@ func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
 	}
 	runtime.KeepAlive(b)
 	return m, nil
+}
+
+// randomKey draws a key of size bytes (at most 8) for a registration
+// whose key the package chooses. Over net and tcp (no FI_MR_PROV_KEY,
+// offsets for addresses) anyone who reaches the endpoint can post RMA
+// writes to it: with keys counted up from 1, one who tried the first few
+// at offset 0 wrote into the receive buffers that the registration cache
+// keeps registered. A random 64-bit key cannot be guessed.
+func randomKey(size int) uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	k := binary.LittleEndian.Uint64(b[:])
+	if size > 0 && size < 8 {
+		k &= 1<<(8*size) - 1
+	}
+	return k
 }
 
 // Key returns the region's remote key.
