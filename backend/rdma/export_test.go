@@ -29,7 +29,7 @@ func CloseAfterFailedStart(provider string, limit time.Duration) (closed bool, e
 		return true, err
 	}
 	d.ep.Close()
-	err = d.Start(failedEngine{})
+	err = d.Start(stoppedEngine{device.ErrClosed})
 	done := make(chan struct{})
 	go func() {
 		d.Close()
@@ -43,17 +43,18 @@ func CloseAfterFailedStart(provider string, limit time.Duration) (closed bool, e
 	}
 }
 
-// failedEngine is the engine of a world closed because its device failed
-// to start: it takes no message, and reports the world closed (not
-// aborted), so that Close takes its graceful path.
-type failedEngine struct{}
+// stoppedEngine is the engine of a world that stopped with err: it takes
+// no message and reports err. device.ErrClosed is a world closed because
+// its device failed to start (not aborted: Close takes its graceful
+// path), device.ErrAborted one that aborted.
+type stoppedEngine struct{ err error }
 
-func (failedEngine) Arrive(int, int, device.Envelope, device.Incoming) (bool, error) {
-	return false, device.ErrClosed
+func (e stoppedEngine) Arrive(int, int, device.Envelope, device.Incoming) (bool, error) {
+	return false, e.err
 }
-func (failedEngine) PeerFinished(int) {}
-func (failedEngine) PeerLost(error)   {}
-func (failedEngine) Err() error       { return device.ErrClosed }
+func (stoppedEngine) PeerFinished(int) {}
+func (stoppedEngine) PeerLost(error)   {}
+func (e stoppedEngine) Err() error     { return e.err }
 
 // EndpointName returns the name of d's endpoint, as its peers know it.
 func EndpointName(d *Device) ([]byte, error) { return d.ep.Name() }
@@ -108,7 +109,7 @@ func FileAfterAbort(provider string, limit time.Duration) (file string, before, 
 	file = d.info.File
 	_, serr := os.Stat(file)
 	before = serr == nil
-	if err := d.Start(abortedEngine{}); err != nil {
+	if err := d.Start(stoppedEngine{device.ErrAborted}); err != nil {
 		return file, before, true, err
 	}
 	for start := time.Now(); time.Since(start) < limit; time.Sleep(time.Millisecond) {
@@ -118,13 +119,3 @@ func FileAfterAbort(provider string, limit time.Duration) (file string, before, 
 	}
 	return file, before, true, nil
 }
-
-// abortedEngine is the engine of a world that aborted.
-type abortedEngine struct{}
-
-func (abortedEngine) Arrive(int, int, device.Envelope, device.Incoming) (bool, error) {
-	return false, device.ErrAborted
-}
-func (abortedEngine) PeerFinished(int) {}
-func (abortedEngine) PeerLost(error)   {}
-func (abortedEngine) Err() error       { return device.ErrAborted }

@@ -48,36 +48,37 @@ func offHeap(t *testing.T, n int) []byte {
 // pair opens two endpoints that know each other's address.
 func pair(t *testing.T, prov string) (a, b *fabric.Endpoint, ab, ba fabric.Addr) {
 	t.Helper()
-	a, err := fabric.Open(fabric.Config{Provider: prov})
+	a, b = open(t, prov), open(t, prov)
+	return a, b, learn(t, a, b), learn(t, b, a)
+}
+
+// open opens an endpoint on prov, closed when the test ends; a provider
+// the machine lacks skips.
+func open(t *testing.T, prov string) *fabric.Endpoint {
+	t.Helper()
+	e, err := fabric.Open(fabric.Config{Provider: prov})
 	if errors.Is(err, fabric.ErrNoProvider) {
 		t.Skipf("provider %s: %v", prov, err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
-	b, err = fabric.Open(fabric.Config{Provider: prov})
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// learn inserts peer's address into e's address vector and returns it.
+func learn(t *testing.T, e, peer *fabric.Endpoint) fabric.Addr {
+	t.Helper()
+	name, err := peer.Name()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
-	na, err := a.Name()
+	addrs, err := e.Insert([][]byte{name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nb, err := b.Name()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := a.Insert([][]byte{nb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := b.Insert([][]byte{na})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, b, x[0], y[0]
+	return addrs[0]
 }
 
 // reaped holds the completions polled so far, by id (ids are unique
@@ -398,19 +399,8 @@ func TestSource(t *testing.T) {
 			if !b.Info().Source {
 				t.Skipf("%s names no senders", prov)
 			}
-			stranger, err := fabric.Open(fabric.Config{Provider: prov})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stranger.Close()
-			nb, err := b.Name()
-			if err != nil {
-				t.Fatal(err)
-			}
-			sb, err := stranger.Insert([][]byte{nb})
-			if err != nil {
-				t.Fatal(err)
-			}
+			stranger := open(t, prov)
+			sb := learn(t, stranger, b)
 			mem := offHeap(t, 8192)
 			rb, err := b.Register(mem, fabric.AccessRecv)
 			if err != nil {
@@ -432,7 +422,7 @@ func TestSource(t *testing.T) {
 			if err := b.Recv(mem[4096:], rb, 11); err != nil {
 				t.Fatal(err)
 			}
-			retry(t, stranger, b, func() error { return stranger.Inject(sb[0], []byte("stranger")) })
+			retry(t, stranger, b, func() error { return stranger.Inject(sb, []byte("stranger")) })
 			if c := reap(t, b, stranger, 11); c.Err != nil || c.Src != fabric.AddrUnknown {
 				t.Errorf("from a stranger: completion %+v, want source AddrUnknown", c)
 			}
