@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +86,62 @@ func TestFabricUnderMPIExec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job over shm that fails leaves nothing in /dev/shm, however it
+// fails: a rank that returns an error or panics (its process aborts the
+// job, and the launcher kills the others with SIGKILL), a process that
+// exits in the middle of the job or is killed (the launcher kills the
+// others). Each used to leave its region, a 16 MiB file named after the
+// process, behind. The job is this test binary under mpiexec (helperMain).
+func TestFabricShmFilesAfterFailure(t *testing.T) {
+	if launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	if !slices.Contains(fabricProviders(), "shm") {
+		t.Skip("FI_PROVIDER names another provider")
+	}
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("no mpiexec")
+	}
+	const procs = 3
+	for _, mode := range []string{"fail", "panic", "exit", "kill"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			before := shmFiles(t)
+			env := []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=shm", helperEnv + "=" + mode, helperPIDs + "=" + dir}
+			out, code := runProgram(t, time.Minute, env, mpiexec, "-n", strconv.Itoa(procs), os.Args[0])
+			if code == 0 {
+				t.Fatalf("the failing job exited with status 0:\n%s", out)
+			}
+			after := shmFiles(t)
+			t.Logf("/dev/shm: %d entries before the job, %d after", len(before), len(after))
+			for r := range procs {
+				pid, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(r)))
+				if err != nil {
+					t.Fatalf("process of rank %d: %v\n%s", r, err, out)
+				}
+				for _, f := range after {
+					if strings.HasPrefix(f, string(pid)+":") {
+						t.Errorf("rank %d's process (%s) left /dev/shm/%s", r, pid, f)
+					}
+				}
+			}
+		})
+	}
+}
+
+// shmFiles lists /dev/shm.
+func shmFiles(t *testing.T) []string {
+	t.Helper()
+	es, err := os.ReadDir("/dev/shm")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.Name()
+	}
+	return names
 }

@@ -91,7 +91,7 @@ func (d *Device) appendLocked(p *fabricPeer, h *header, payload []byte) bool {
 		return false
 	}
 	b := d.slotBytes(p.batch)[p.bfill:]
-	h.put(b)
+	h.put(b, p.tokOut)
 	copy(b[fabricHeader:], payload)
 	p.bfill += batchFrame(len(payload))
 	p.bcount++
@@ -114,7 +114,7 @@ func (d *Device) flushLocked(proc int, p *fabricPeer, wait bool, limit time.Dura
 	}
 	s, n := p.batch, p.bfill
 	h := header{kind: kindBatch, from: uint32(d.self), n: n - fabricHeader}
-	h.put(d.slotBytes(s))
+	h.put(d.slotBytes(s), p.tokOut)
 	post := func() error { return d.postSlot(proc, s, &h, n) }
 	var err error
 	if wait {

@@ -44,4 +44,10 @@ type Stats struct {
 	Batched        int64 // eager messages sent in a batch with others (a burst to one process)
 	RankReaped     int64 // completions reaped by a waiting rank (rather than the progress goroutine)
 	LoopReaped     int64 // completions reaped by the progress goroutine
+	// Rejected counts the frames dropped unread because they do not come
+	// from a process of the job: without its token, from an address that
+	// is not the one of the process the header names, too short for a
+	// header, or a receive the provider failed (a frame longer than a
+	// receive slot, one cut off), whose sender it does not name.
+	Rejected int64
 }

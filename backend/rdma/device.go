@@ -3,6 +3,8 @@
 package rdma
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,8 +27,10 @@ import (
 //
 // Every message starts with a header (hdr*): kind, the sending process,
 // a per-pair sequence number, source and destination world ranks, the
-// envelope (context, source, tag, type, length) and, for the rendezvous,
-// ids, an address and a key.
+// envelope (context, source, tag, type, length), for the rendezvous,
+// ids, an address and a key, and the pair's token (frameToken), without
+// which a frame is dropped unread (authentic; see the package
+// documentation).
 //
 //   - Eager (shorter than the eager limit, not synchronous): header and
 //     payload are copied into a send slot of a pre-registered off-heap
@@ -56,13 +60,17 @@ import (
 // transmitted after the writes posted before it) or, without it, by
 // waiting for the write's delivery completion.
 //
-// Faults: an error completion or a failed post on a peer's operation
-// aborts the world with an error wrapping device.ErrPeerLost (and ErrAborted),
-// as the TCP backend does for a connection that breaks; a process that
-// aborts tells the others (ABORT) before it closes; one that finishes
-// says BYE, after which receives still waiting for its ranks fail with
-// device.ErrPeerLost. Operations the device holds (rendezvous waiting for their
-// peer) fail when the world aborts or the device closes.
+// Faults: a frame that does not prove to come from a process of the job,
+// and a receive that fails, are dropped and counted (Stats.Rejected), so
+// that nobody outside the job can disturb it. An error completion of a
+// send or a write, a failed post on a peer's operation, or a malformed
+// frame from a process of the job aborts the world with an error
+// wrapping device.ErrPeerLost (and ErrAborted), as the TCP backend does
+// for a connection that breaks; a process that aborts tells the others
+// (ABORT) before it closes; one that finishes says BYE, after which
+// receives still waiting for its ranks fail with device.ErrPeerLost.
+// Operations the device holds (rendezvous waiting for their peer) fail
+// when the world aborts or the device closes.
 
 // Message kinds.
 const (
@@ -72,6 +80,7 @@ const (
 	kindEnd    = 4 // RNDZ_END
 	kindBye    = 5
 	kindAbort  = 6
+	kindHello  = 8 // at start, where the endpoint has a file (unlinkWhenHeard); 7 is kindBatch
 	flagSync   = 1
 	flagNoData = 2 // RNDZ_REPLY: the receive took no payload (truncated, wrong type, empty)
 )
@@ -93,6 +102,7 @@ const (
 	hdrRID   = 64 // u64: REPLY: the receiver's id
 	hdrAddr  = 72 // u64: REPLY: where to write
 	hdrKey   = 80 // u64: REPLY: the key
+	hdrTok   = 88 // u64: the pair's token (frameToken)
 	// fabricHeader is the header's size, a multiple of 32 so that
 	// payloads stay aligned in the slots.
 	fabricHeader = 96
@@ -218,6 +228,7 @@ type Device struct {
 	cs       []fabric.Completion // Poll's buffer (progress only)
 	deferred []func() bool       // posts that met EAGAIN, retried by the loop (progress only)
 	aborted  bool                // the held rendezvous were failed for an abort (progress only)
+	heard    int                 // processes a frame came from (progress only)
 	sleeping atomic.Bool         // the loop blocks in Poll: posters and pollers wake it
 	pollers  atomic.Int32        // ranks in their polling window (0 or 1)
 	idle     atomic.Bool         // the loop waits on kick while a rank polls
@@ -234,7 +245,7 @@ type Device struct {
 
 	stats struct {
 		eagerMsgs, eagerCopied, rndzMsgs, rndzWritten, rndzCopied, regs, hits, holds atomic.Int64
-		injected, rankReaped, loopReaped, batched, eagerLent                         atomic.Int64
+		injected, rankReaped, loopReaped, batched, eagerLent, rejected               atomic.Int64
 	}
 }
 
@@ -253,6 +264,11 @@ type fabricPeer struct {
 
 	arrived atomic.Uint64 // messages that came from this process: a burst to it ends there
 
+	// The pair's tokens (frameToken), set by connect: tokOut goes in
+	// every frame to this process, tokIn must be in every frame from it.
+	tokOut, tokIn uint64
+
+	heard    bool              // a frame came from this process (progress only)
 	next     uint32            // next to deliver (progress only)
 	held     map[uint32][]byte // arrived early (progress only): header and payload
 	finished atomic.Bool       // said BYE
@@ -325,11 +341,59 @@ func (d *Device) free() {
 	}
 }
 
-// connect learns the other processes' addresses (names by process).
-func (d *Device) connect(names [][]byte) error {
+// connect learns the other processes' addresses (names by process) and
+// the tokens of the frames to and from each, which the job's secret
+// makes.
+func (d *Device) connect(names [][]byte, secret []byte) error {
+	for p := range d.peers {
+		if p != d.self {
+			d.peers[p].tokOut, d.peers[p].tokIn = frameToken(secret, d.self, p), frameToken(secret, p, d.self)
+		}
+	}
 	addrs, err := d.ep.Insert(names)
 	d.addrs = addrs
 	return err
+}
+
+// frameToken is the token of the frames process from sends to process
+// to: the first 8 bytes of an HMAC-SHA256, keyed with the job's secret,
+// of the pair. Only the job's processes can make it; a frame that carries
+// it proves that it comes from the process its header names (as long as
+// nobody on the path between the two reads it: like the TCP backend's
+// handshake, it authenticates the ends, not the traffic). A token is
+// good for one direction of one pair only, so one that reached a
+// stranger (at the stale address of a process that ended) opens nothing
+// else.
+func frameToken(secret []byte, from, to int) uint64 {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("mpgo-fabric-frame"))
+	var pair [8]byte
+	binary.LittleEndian.PutUint32(pair[0:], uint32(from))
+	binary.LittleEndian.PutUint32(pair[4:], uint32(to))
+	m.Write(pair[:])
+	return binary.LittleEndian.Uint64(m.Sum(nil))
+}
+
+// authentic reports whether frame, received from src (fabric.AddrUnknown
+// when the provider does not say), comes from the process its header
+// names: it is long enough to have a header, names another process of
+// the job, carries that process's token and, when the provider names
+// senders (fabric.Info.Source), came from that process's address. A
+// frame that is not is dropped unread: nothing a stranger sends reaches
+// the engine or aborts the job.
+func (d *Device) authentic(frame []byte, src fabric.Addr) bool {
+	if len(frame) < fabricHeader {
+		return false
+	}
+	le := binary.LittleEndian
+	from := le.Uint32(frame[hdrFrom:])
+	if int64(from) >= int64(len(d.peers)) || int(from) == d.self {
+		return false
+	}
+	if d.info.Source && src != d.addrs[from] {
+		return false
+	}
+	return le.Uint64(frame[hdrTok:]) == d.peers[from].tokIn
 }
 
 // Start implements [device.Device]: it posts the receive slots and starts
@@ -342,8 +406,40 @@ func (d *Device) Start(e device.Engine) error {
 			return err
 		}
 	}
+	if d.info.File != "" {
+		for p := range d.peers {
+			if p != d.self {
+				d.control(p, header{kind: kindHello, from: uint32(d.self)}) // the loop is not running yet
+			}
+		}
+	}
 	go d.loop()
 	return nil
+}
+
+// The endpoint's file (shm's region in /dev/shm) outlives a process that
+// does not close the endpoint: one that exits in a rank (os.Exit), is
+// killed, or is ended by the launcher when another process of the job
+// fails (Hydra sends SIGKILL), and a job that fails so leaves one file
+// of the region's size (16 MiB) per process. A peer needs the file only
+// to map the region, which it has done once it sent to this process: so
+// every process says hello to every other at start, and unlinks its file
+// as soon as a frame came from every other (heardFrom); from then on
+// nothing is left whatever becomes of the process. One that the job
+// ends sooner unlinks it when the world aborts (step), or as it closes.
+
+// heardFrom notes that a frame came from process proc, and unlinks the
+// endpoint's file once one came from every other process (progress
+// only).
+func (d *Device) heardFrom(proc int) {
+	p := &d.peers[proc]
+	if p.heard {
+		return
+	}
+	p.heard = true
+	if d.heard++; d.heard == len(d.peers)-1 {
+		d.ep.Unlink()
+	}
 }
 
 func (d *Device) slotBytes(i int) []byte { return d.slab[i*d.slot : (i+1)*d.slot : (i+1)*d.slot] }
@@ -359,7 +455,7 @@ func (d *Device) Stats() Stats {
 		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
 		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load(),
 		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load(),
-		Batched: s.batched.Load()}
+		Batched: s.batched.Load(), Rejected: s.rejected.Load()}
 }
 
 // header is a decoded message header.
@@ -374,7 +470,9 @@ type header struct {
 	addr, key        uint64
 }
 
-func (h *header) put(b []byte) {
+// put writes h into b with tok, the token of frames to the process it
+// goes to (fabricPeer.tokOut).
+func (h *header) put(b []byte, tok uint64) {
 	b[hdrKind], b[hdrFlags], b[hdrType] = h.kind, h.flags, h.typ
 	le := binary.LittleEndian
 	le.PutUint32(b[hdrSeq:], h.seq)
@@ -389,6 +487,7 @@ func (h *header) put(b []byte) {
 	le.PutUint64(b[hdrRID:], h.rid)
 	le.PutUint64(b[hdrAddr:], h.addr)
 	le.PutUint64(b[hdrKey:], h.key)
+	le.PutUint64(b[hdrTok:], tok)
 }
 
 // parseHeader decodes and checks the header of frame from a peer.
@@ -409,7 +508,7 @@ func (d *Device) parseHeader(frame []byte) (header, error) {
 	switch {
 	case int(h.from) >= n || int(h.from) == d.self:
 		return h, fmt.Errorf("comm: fabric message from process %d: %w", h.from, device.ErrRank)
-	case h.kind < kindEager || h.kind > kindBatch:
+	case h.kind < kindEager || h.kind > kindHello:
 		return h, fmt.Errorf("comm: fabric message of kind %d: %w", h.kind, device.ErrArg)
 	case (h.kind == kindEager || h.kind == kindBatch) && h.n != len(frame)-fabricHeader:
 		return h, fmt.Errorf("comm: eager message of %d bytes says %d: %w", len(frame)-fabricHeader, h.n, device.ErrArg)
@@ -546,7 +645,7 @@ func (d *Device) sendOrdered(proc int, h *header, payload []byte, ls *lentSend, 
 		copy(b[fabricHeader:], payload)
 	}
 	h.seq = p.seq
-	h.put(b)
+	h.put(b, p.tokOut)
 	arrived := p.arrived.Load()
 	err = d.post(limit, func() error {
 		if ls != nil {
@@ -678,7 +777,7 @@ func (d *Device) sendControl(proc int, h *header, limit time.Duration) error {
 		return err
 	}
 	b := d.slotBytes(s)
-	h.put(b)
+	h.put(b, d.peers[proc].tokOut)
 	err = d.post(limit, func() error { return d.postSlot(proc, s, h, fabricHeader) })
 	if err != nil {
 		d.sfree <- s

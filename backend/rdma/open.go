@@ -10,20 +10,25 @@ import (
 
 	"github.com/mpgo/mpgo/backend/rdma/internal/fabric"
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/internal/pmi"
 )
 
 // Key names of the RDMA backend in the launcher's key-value store.
 const (
-	keyFabricAddr = "mpgo-fabric-"     // + process: its endpoint name (fi_getname), hex
-	keyFabricProv = "mpgo-fabric-prov" // process 0: its provider
+	keyFabricAddr   = "mpgo-fabric-"       // + process: its endpoint name (fi_getname), hex
+	keyFabricProv   = "mpgo-fabric-prov"   // process 0: its provider
+	keyFabricSecret = "mpgo-fabric-secret" // process 0: the job secret, hex (pmi.PutSecret)
 )
 
 // Open opens this process's RDMA device of the job whose key-value store
 // is kv: a libfabric endpoint (FI_EP_RDM) of the provider cfg names, or of
 // the one FI_PROVIDER names, or of the best the machine offers. Each
-// process publishes its endpoint's name in kv, process 0 its provider
-// too, waits (kv.Fence) until every process did, and inserts the others'
-// names into its address vector. The device starts when the world does.
+// process publishes its endpoint's name in kv, process 0 its provider and
+// a job secret too, waits (kv.Fence) until every process did, and inserts
+// the others' names into its address vector. Every frame carries a token
+// made from the secret that proves which process of the job sent it
+// (see the package documentation). The device starts when the world
+// does.
 //
 // Errors wrap [device.ErrBootstrap]; when no provider fits they wrap
 // [device.ErrNotSupported] too. Built without the rdma tag it always
@@ -68,11 +73,18 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 			return nil, err
 		}
 	}
+	if err := pmi.PutSecret(kv, keyFabricSecret); err != nil {
+		return nil, err
+	}
 	if err := kv.Fence(); err != nil {
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 	}
 	if s, err := kv.Get(keyFabricProv); err != nil || s != dev.info.Provider {
 		return nil, fmt.Errorf("%w: process 0 uses provider %q, this one %q (%v)", device.ErrBootstrap, s, dev.info.Provider, err)
+	}
+	secret, err := pmi.Secret(kv, keyFabricSecret)
+	if err != nil {
+		return nil, err
 	}
 	names := make([][]byte, procs)
 	for p := range procs {
@@ -84,7 +96,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 			return nil, fmt.Errorf("%w: the address of process %d: %q", device.ErrBootstrap, p, v)
 		}
 	}
-	if err := dev.connect(names); err != nil {
+	if err := dev.connect(names, secret); err != nil {
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 	}
 	ok = true

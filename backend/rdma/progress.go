@@ -142,6 +142,7 @@ func (d *Device) step(waitMS int, reaped *atomic.Int64) (int, bool) {
 	if !d.aborted && d.worldAborted() {
 		d.aborted = true
 		d.failHeld(d.e.Err())
+		d.ep.Unlink() // the launcher may end this process before it closes
 	}
 	n, err := d.ep.Poll(d.cs, waitMS)
 	if err != nil {
@@ -229,13 +230,16 @@ func (d *Device) complete(c *fabric.Completion) {
 			d.lost(-1, err)
 		}
 	case opRecvSlot:
-		if c.Err != nil {
-			if !d.stop.Load() {
-				d.lost(-1, fmt.Errorf("comm: fabric receive: %w", c.Err))
-			}
+		frame := d.slotBytes(idx)[:c.Len]
+		if c.Err != nil || !d.authentic(frame, c.Src) {
+			// A stranger's, or a receive that failed: no process of the
+			// job sends what does not fit a slot, so this is no sign of a
+			// lost peer either (one is found by the sends to it).
+			d.stats.rejected.Add(1)
+			d.repost(idx)
 			return
 		}
-		if frame := d.slotBytes(idx)[:c.Len]; c.Len > hdrKind && frame[hdrKind] == kindBatch {
+		if frame[hdrKind] == kindBatch {
 			d.arriveBatch(frame)
 		} else {
 			d.arrive(frame, true)
@@ -303,7 +307,7 @@ func (d *Device) control(proc int, h header) {
 			return false
 		}
 		b := d.slotBytes(s)
-		h.put(b)
+		h.put(b, d.peers[proc].tokOut)
 		if err := d.postSlot(proc, s, &h, fabricHeader); err != nil {
 			d.sfree <- s
 			if errors.Is(err, fabric.ErrAgain) {
@@ -333,7 +337,10 @@ func (d *Device) arrive(frame []byte, inSlot bool) {
 		return
 	}
 	d.peers[h.from].arrived.Add(1) // ends a burst of sends to it (inBurst)
+	d.heardFrom(int(h.from))
 	switch h.kind {
+	case kindHello:
+		return
 	case kindReply:
 		d.reply(&h)
 		return

@@ -554,3 +554,69 @@ func fabricOffers(t *testing.T, provider string) bool {
 	ep.Close()
 	return true
 }
+
+// Over shm an endpoint is a file in /dev/shm that outlives a process
+// that does not close it (one that exits or is killed, or that the
+// launcher kills when the job fails). Every process unlinks its file as
+// soon as it heard from every other, which then has the region mapped:
+// the job goes on working without the files.
+func TestFabricShmFileUnlinked(t *testing.T) {
+	if !slices.Contains(fabricProviders(), "shm") {
+		t.Skip("FI_PROVIDER names another provider")
+	}
+	jobs := joinFabric(t, 3, fabricConfig{Provider: "shm"})
+	for p, j := range jobs {
+		f := rdma.EndpointFile(fabricDevice(j))
+		if f == "" {
+			t.Errorf("process %d: shm's endpoint has no file", p)
+		}
+		for start := time.Now(); f != "" && fileExists(f); time.Sleep(time.Millisecond) {
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("process %d: %s is still there", p, f)
+				break
+			}
+		}
+	}
+	for _, err := range runJobs(t, jobs, func(w *comm.Comm) error { // around a ring
+		me, n := w.Rank(), w.Size()
+		r, err := w.Isend(bytes.Repeat([]byte{byte(me)}, 1000), comm.Byte, (me+1)%n, 7)
+		if err != nil {
+			return err
+		}
+		got := make([]byte, 1000)
+		if _, err := w.Recv(got, comm.Byte, (me+n-1)%n, 7); err != nil {
+			return err
+		}
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		if want := bytes.Repeat([]byte{byte((me + n - 1) % n)}, 1000); !bytes.Equal(got, want) {
+			return errors.New("payload differs")
+		}
+		return w.Barrier()
+	}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A process whose world aborts before it heard from every other unlinks
+// its file at once: the launcher may end it before it closes.
+func TestFabricShmFileUnlinkedOnAbort(t *testing.T) {
+	if !slices.Contains(fabricProviders(), "shm") {
+		t.Skip("FI_PROVIDER names another provider")
+	}
+	file, before, after, err := rdma.FileAfterAbort("shm", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !before || after {
+		t.Errorf("%s: there before the start %v, after the abort %v; want true, false", file, before, after)
+	}
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}

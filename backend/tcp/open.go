@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/mpgo/mpgo/backend/tcp/internal/wire"
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/internal/pmi"
 )
 
 // DefaultEagerLimit is the protocol switch between processes unless one
@@ -80,23 +80,15 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	if err := put(keyAddr+strconv.Itoa(self), hex.EncodeToString([]byte(ln.Addr().String()))); err != nil {
 		return nil, err
 	}
-	if self == 0 {
-		secret := make([]byte, 32)
-		rand.Read(secret)
-		if err := put(keySecret, hex.EncodeToString(secret)); err != nil {
-			return nil, err
-		}
+	if err := pmi.PutSecret(kv, keySecret); err != nil {
+		return nil, err
 	}
 	if err := kv.Fence(); err != nil {
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 	}
-	s, err := kv.Get(keySecret)
+	secret, err := pmi.Secret(kv, keySecret)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the job secret: %w", device.ErrBootstrap, err)
-	}
-	secret, err := hex.DecodeString(s)
-	if err != nil || len(secret) < 16 {
-		return nil, fmt.Errorf("%w: a malformed job secret", device.ErrBootstrap)
+		return nil, err
 	}
 	eager := DefaultEagerLimit
 	if cfg.EagerLimit > 0 {

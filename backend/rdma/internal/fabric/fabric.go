@@ -31,16 +31,17 @@ typedef struct {
 	mp_ctx *ctx;
 	uint32_t nctx;
 	int waitable;
+	int source; // FI_SOURCE: receive completions name their sender
 } mp_ep;
 
 // The memory registration modes mpgo handles; what the provider returns
 // in domain_attr->mr_mode is what the program acts on.
 #define MP_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
-static int mp_getinfo(const char *prov, const char *dom, int safe, size_t inject, struct fi_info **out) {
+static int mp_getinfo(const char *prov, const char *dom, int safe, int source, size_t inject, struct fi_info **out) {
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints) return -FI_ENOMEM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | (source ? FI_SOURCE : 0);
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = MP_MR_MODES;
@@ -73,6 +74,7 @@ static int mp_open(struct fi_info *info, uint32_t nctx, mp_ep **out, const char 
 	mp_ep *e = calloc(1, sizeof *e);
 	if (!e) { fi_freeinfo(info); return -FI_ENOMEM; }
 	e->info = info;
+	e->source = (info->caps & FI_SOURCE) != 0;
 	e->ctx = calloc(nctx, sizeof(mp_ctx));
 	e->nctx = nctx;
 	if (!e->ctx) { rc = -FI_ENOMEM; *step = "contexts"; goto fail; }
@@ -159,28 +161,34 @@ static ssize_t mp_write(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t d
 	return fi_writemsg(e->ep, &msg, FI_COMPLETION | flags);
 }
 
-// mp_poll reads up to max completions: their slots, lengths and flags.
-// On a completion with an error it returns -FI_EAVAIL after the good ones
-// (n holds how many) and fills the error entry.
-static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens, uint64_t *flags, size_t max,
-		int timeout_ms, uint32_t *eslot, uint64_t *eid, int *eerr, int *eprov, char *emsg, size_t emsglen) {
+// mp_poll reads up to max completions: their slots, lengths, flags and,
+// with FI_SOURCE, senders (FI_ADDR_NOTAVAIL otherwise, and for a sender
+// not in the address vector). On a completion with an error it returns
+// -FI_EAVAIL after the good ones (n holds how many) and fills the error
+// entry.
+static ssize_t mp_poll(mp_ep *e, uint32_t *slots, uint64_t *ids, uint64_t *lens, uint64_t *flags, uint64_t *srcs,
+		size_t max, int timeout_ms, uint32_t *eslot, uint64_t *eid, int *eerr, int *eprov, char *emsg, size_t emsglen) {
 	struct fi_cq_data_entry ents[32];
+	fi_addr_t from[32];
 	if (max > 32) max = 32;
-	ssize_t n = timeout_ms < 0 ? fi_cq_read(e->cq, ents, max) : fi_cq_sread(e->cq, ents, max, NULL, timeout_ms);
+	ssize_t n;
+	if (e->source)
+		n = timeout_ms < 0 ? fi_cq_readfrom(e->cq, ents, max, from) : fi_cq_sreadfrom(e->cq, ents, max, from, NULL, timeout_ms);
+	else
+		n = timeout_ms < 0 ? fi_cq_read(e->cq, ents, max) : fi_cq_sread(e->cq, ents, max, NULL, timeout_ms);
 	if (n > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			mp_ctx *c = ents[i].op_context;
+			lens[i] = ents[i].len;
+			flags[i] = ents[i].flags;
+			srcs[i] = e->source ? from[i] : FI_ADDR_NOTAVAIL;
 			if (c < e->ctx || c >= e->ctx + e->nctx) { // not one of ours (a provider's event)
 				slots[i] = UINT32_MAX;
 				ids[i] = 0;
-				lens[i] = ents[i].len;
-				flags[i] = ents[i].flags;
 				continue;
 			}
 			slots[i] = (uint32_t)(c - e->ctx);
 			ids[i] = c->id;
-			lens[i] = ents[i].len;
-			flags[i] = ents[i].flags;
 		}
 		return n;
 	}
@@ -253,8 +261,11 @@ static struct fi_info *mp_pick(struct fi_info *list) {
 import "C"
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -362,6 +373,19 @@ type Info struct {
 	TxSize, RxSize           int
 	MaxMsgSize, InjectSize   int
 	IOVLimit                 int // pieces one send may gather ([Endpoint.SendV] needs 2)
+	// File is the file through which peers find the endpoint, when its
+	// provider makes one: shm's region, /dev/shm/<name>. It outlives the
+	// process unless Close or [Endpoint.Unlink] removes it (shm removes it
+	// itself on SIGINT, SIGTERM, SIGSEGV and SIGBUS too, but nothing can
+	// when the process exits otherwise or is killed). Empty for other
+	// providers.
+	File string
+	// Source: a received message's completion names its sender
+	// (FI_SOURCE, [Completion.Src]). The provider learns the sender from
+	// the connection or shared region the message came through, as the
+	// sender announced itself: it identifies peers, it does not
+	// authenticate them.
+	Source bool
 }
 
 // Config selects the provider.
@@ -420,7 +444,18 @@ type Completion struct {
 	Len int    // received bytes (OpRecv)
 	Op  Op     // OpSend, OpRecv, OpWrite; zero for an error with no context
 	Err error  // non-nil: the operation failed (an *Error)
+	// Src is the sender of a received message (OpRecv, no Err) when the
+	// endpoint has [Info.Source]: its address in the address vector, or
+	// [AddrUnknown] for a sender that is not in it (libfabric 1.17's shm
+	// reports a stale address instead: that of the completion which last
+	// used the queue's entry). Otherwise AddrUnknown.
+	Src Addr
 }
+
+// AddrUnknown is the source of a message from a sender that is not in
+// the address vector, or from any sender on an endpoint without
+// [Info.Source] (FI_ADDR_NOTAVAIL).
+const AddrUnknown = ^Addr(0)
 
 // Endpoint is one FI_EP_RDM endpoint with its fabric, domain, address
 // vector and completion queue. Safe for concurrent use: calls into a
@@ -437,7 +472,6 @@ type Endpoint struct {
 	free   []uint32 // free context slots
 	ops    []Op     // per slot: the kind of operation using it
 
-	nextKey atomic.Uint64
 	strAddr bool // FI_ADDR_STR: names are NUL-terminated strings
 	nameLen int  // otherwise: the length of every name
 }
@@ -453,9 +487,15 @@ func Open(cfg Config) (*Endpoint, error) {
 	if cfg.InjectSize < 0 {
 		return nil, fmt.Errorf("fabric: inject size %d: %w", cfg.InjectSize, ErrArg)
 	}
+	// With FI_SOURCE where the provider has it, and thread safe where it
+	// is (otherwise the package serializes calls itself).
 	getinfo := func(inject int) (list *C.struct_fi_info, rc C.int) {
-		if rc = C.mp_getinfo(prov, dom, 1, C.size_t(inject), &list); rc == -C.FI_ENODATA {
-			rc = C.mp_getinfo(prov, dom, 0, C.size_t(inject), &list) // serialize calls ourselves
+		for _, source := range [...]C.int{1, 0} {
+			for _, safe := range [...]C.int{1, 0} {
+				if rc = C.mp_getinfo(prov, dom, safe, source, C.size_t(inject), &list); rc != -C.FI_ENODATA {
+					return list, rc
+				}
+			}
 		}
 		return list, rc
 	}
@@ -501,10 +541,14 @@ func Open(cfg Config) (*Endpoint, error) {
 		MaxMsgSize:     int(min(uint64(C.mp_max_msg(info)), 1<<62)),
 		InjectSize:     int(C.mp_inject(info)),
 		IOVLimit:       int(C.mp_iov_limit(info)),
+		Source:         C.mp_caps(info)&C.FI_SOURCE != 0,
 	}
 	if extra := in.MRMode &^ (MRLocal | MRVirtAddr | MRAllocated | MRProvKey | MREndpoint); extra != 0 {
 		C.fi_freeinfo(info)
 		return nil, fmt.Errorf("%w: provider %s asks for memory registration mode %#x", ErrNoProvider, in.Provider, uint64(extra))
+	}
+	if in.Provider == "shm" {
+		staleRegions.Do(removeStaleRegions)
 	}
 	n := cfg.Contexts
 	if n == 0 {
@@ -520,7 +564,6 @@ func Open(cfg Config) (*Endpoint, error) {
 	for i := range e.free {
 		e.free[i] = uint32(n - 1 - i)
 	}
-	e.nextKey.Store(1)
 	e.strAddr = C.mp_str_addr(c.info) != 0
 	name, err := e.Name()
 	if err != nil {
@@ -528,7 +571,69 @@ func Open(cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	e.nameLen = len(name)
+	e.info.File = regionFile(e.info.Provider, name)
 	return e, nil
+}
+
+// shmDir is where shm_open puts its files (glibc's, on Linux).
+const shmDir = "/dev/shm/"
+
+// staleRegions removes, before the first shm endpoint of the process,
+// the regions named after it (removeStaleRegions).
+var staleRegions sync.Once
+
+// removeStaleRegions removes the files in shmDir named after this
+// process: shm names an endpoint's region <pid>:<uid>:<n>. Before the
+// process's first shm endpoint none is its own: each was left by an
+// earlier process that had the same pid and never closed its endpoint
+// (killed, say), and libfabric 1.17 refuses to make an endpoint over it
+// ("shm file in use", fi_enable failing with EBUSY: it finds the pid the
+// region records alive, being this process's). Where processes died
+// that way, pids wrap around onto their files sooner or later.
+func removeStaleRegions() {
+	prefix := fmt.Sprintf("%d:%d:", os.Getpid(), os.Getuid())
+	entries, _ := os.ReadDir(shmDir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			os.Remove(shmDir + e.Name())
+		}
+	}
+}
+
+// regionFile returns the file of the endpoint of provider named name
+// ([Info.File]): for shm, the name ("fi_shm://<pid>:<uid>:<n>") without
+// its scheme is the name of the region's shm_open file, when that exists.
+func regionFile(provider string, name []byte) string {
+	if provider != "shm" {
+		return ""
+	}
+	s, _, _ := strings.Cut(string(name), "\x00")
+	if _, after, ok := strings.Cut(s, "://"); ok {
+		s = after
+	}
+	f := shmDir + s
+	if s == "" || strings.Contains(s, "/") {
+		return ""
+	}
+	if _, err := os.Stat(f); err != nil {
+		return ""
+	}
+	return f
+}
+
+// Unlink removes the endpoint's file ([Info.File]), if it has one, so
+// that it does not outlive the process. The endpoint goes on working
+// with the peers that opened the file already (shm maps its peers'
+// regions); no other can reach it any more. Unlinking what is gone
+// already is no error.
+func (e *Endpoint) Unlink() error {
+	if e.info.File == "" {
+		return nil
+	}
+	if err := os.Remove(e.info.File); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("fabric: %w", err)
+	}
+	return nil
 }
 
 // named is the one provider that provider (or else FI_PROVIDER) names,
@@ -754,8 +859,8 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 	defer e.leave()
 	ps := pollScratches.Get().(*pollScratch)
 	defer pollScratches.Put(ps)
-	slots, ids, lens, flags := &ps.slots, &ps.ids, &ps.lens, &ps.flags
-	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], C.size_t(min(len(out), pollBatch)), C.int(waitMS),
+	slots, ids, lens, flags, srcs := &ps.slots, &ps.ids, &ps.lens, &ps.flags, &ps.srcs
+	n := C.mp_poll(e.c, &slots[0], &ids[0], &lens[0], &flags[0], &srcs[0], C.size_t(min(len(out), pollBatch)), C.int(waitMS),
 		&ps.eslot, &ps.eid, &ps.eerr, &ps.eprov, &ps.emsg[0], C.size_t(len(ps.emsg)))
 	eslot, eid, eerr, eprov, emsg := ps.eslot, ps.eid, ps.eerr, ps.eprov, &ps.emsg
 	switch {
@@ -766,7 +871,7 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 			if slots[i] == C.UINT32_MAX {
 				continue // no context of ours: nothing to report
 			}
-			out[k] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]]}
+			out[k] = Completion{ID: uint64(ids[i]), Len: int(lens[i]), Op: e.ops[slots[i]], Src: Addr(srcs[i])}
 			e.free = append(e.free, uint32(slots[i]))
 			k++
 		}
@@ -777,7 +882,7 @@ func (e *Endpoint) Poll(out []Completion, waitMS int) (int, error) {
 		// with SIGURG) or by its timeout is no failure.
 		return 0, nil
 	case n == -C.FI_EAVAIL:
-		c := Completion{Err: &Error{Op: "completion", Code: int(eerr), Prov: int(eprov), Msg: C.GoString(&emsg[0])}}
+		c := Completion{Err: &Error{Op: "completion", Code: int(eerr), Prov: int(eprov), Msg: C.GoString(&emsg[0])}, Src: AddrUnknown}
 		if eslot != C.UINT32_MAX {
 			e.slotMu.Lock()
 			c.ID, c.Op = uint64(eid), e.ops[eslot]
@@ -800,6 +905,7 @@ const pollBatch = 32
 type pollScratch struct {
 	slots            [pollBatch]C.uint32_t
 	ids, lens, flags [pollBatch]C.uint64_t
+	srcs             [pollBatch]C.uint64_t
 	eslot            C.uint32_t
 	eid              C.uint64_t
 	eerr, eprov      C.int
@@ -843,8 +949,9 @@ type MR struct {
 
 // Register registers b for the given uses (fi_mr_reg, then fi_mr_bind and
 // fi_mr_enable when the mode has [MREndpoint]). The key is the
-// provider's when the mode has [MRProvKey], the package's otherwise. b
-// must stay valid, and pinned if it is Go memory, until the MR is closed.
+// provider's when the mode has [MRProvKey], otherwise a random one of
+// the provider's key size (randomKey). b must stay valid, and pinned if
+// it is Go memory, until the MR is closed.
 func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("fabric: registering an empty region: %w", ErrArg)
@@ -853,13 +960,20 @@ func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
 		return nil, err
 	}
 	defer e.leave()
-	var req uint64
-	if e.info.MRMode&MRProvKey == 0 {
-		req = e.nextKey.Add(1)
-	}
+	provKey := e.info.MRMode&MRProvKey != 0
 	var mr *C.struct_fid_mr
-	if rc := C.mp_mr_reg(e.c, ptr(b), C.size_t(len(b)), C.uint64_t(access), C.uint64_t(req), &mr); rc != 0 {
-		return nil, errOf("fi_mr_reg", C.ssize_t(rc))
+	for tries := 0; ; tries++ {
+		var req uint64
+		if !provKey {
+			req = randomKey(e.info.KeySize)
+		}
+		rc := C.mp_mr_reg(e.c, ptr(b), C.size_t(len(b)), C.uint64_t(access), C.uint64_t(req), &mr)
+		if rc == 0 {
+			break
+		}
+		if rc != -C.FI_ENOKEY || provKey || tries == 3 { // ENOKEY: a key in use, draw another
+			return nil, errOf("fi_mr_reg", C.ssize_t(rc))
+		}
 	}
 	m := &MR{e: e, mr: mr, desc: C.mp_mr_desc(mr), key: uint64(C.mp_mr_key(mr)), base: uintptr(ptr(b)), size: len(b)}
 	if m.key == ^uint64(0) { // FI_KEY_NOTAVAIL: the key is too long for 64 bits (FI_MR_RAW)
@@ -868,6 +982,22 @@ func (e *Endpoint) Register(b []byte, access Access) (*MR, error) {
 	}
 	runtime.KeepAlive(b)
 	return m, nil
+}
+
+// randomKey draws a key of size bytes (at most 8) for a registration
+// whose key the package chooses. Over net and tcp (no FI_MR_PROV_KEY,
+// offsets for addresses) anyone who reaches the endpoint can post RMA
+// writes to it: with keys counted up from 1, one who tried the first few
+// at offset 0 wrote into the receive buffers that the registration cache
+// keeps registered. A random 64-bit key cannot be guessed.
+func randomKey(size int) uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	k := binary.LittleEndian.Uint64(b[:])
+	if size > 0 && size < 8 {
+		k &= 1<<(8*size) - 1
+	}
+	return k
 }
 
 // Key returns the region's remote key.

@@ -5,8 +5,11 @@ package fabric_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +18,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(staleEnv) != "" {
+		os.Exit(staleMain())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // providers are the ones the tests run on: FI_PROVIDER when set, else
 // tcp and shm.
@@ -40,36 +48,37 @@ func offHeap(t *testing.T, n int) []byte {
 // pair opens two endpoints that know each other's address.
 func pair(t *testing.T, prov string) (a, b *fabric.Endpoint, ab, ba fabric.Addr) {
 	t.Helper()
-	a, err := fabric.Open(fabric.Config{Provider: prov})
+	a, b = open(t, prov), open(t, prov)
+	return a, b, learn(t, a, b), learn(t, b, a)
+}
+
+// open opens an endpoint on prov, closed when the test ends; a provider
+// the machine lacks skips.
+func open(t *testing.T, prov string) *fabric.Endpoint {
+	t.Helper()
+	e, err := fabric.Open(fabric.Config{Provider: prov})
 	if errors.Is(err, fabric.ErrNoProvider) {
 		t.Skipf("provider %s: %v", prov, err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close() })
-	b, err = fabric.Open(fabric.Config{Provider: prov})
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// learn inserts peer's address into e's address vector and returns it.
+func learn(t *testing.T, e, peer *fabric.Endpoint) fabric.Addr {
+	t.Helper()
+	name, err := peer.Name()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
-	na, err := a.Name()
+	addrs, err := e.Insert([][]byte{name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	nb, err := b.Name()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := a.Insert([][]byte{nb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := b.Insert([][]byte{na})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, b, x[0], y[0]
+	return addrs[0]
 }
 
 // reaped holds the completions polled so far, by id (ids are unique
@@ -377,5 +386,133 @@ func TestSendV(t *testing.T) {
 				t.Fatal("received bytes differ")
 			}
 		})
+	}
+}
+
+// TestSource: a received message names its sender (FI_SOURCE): the
+// address the receiver inserted for it, or AddrUnknown for a sender it
+// never inserted.
+func TestSource(t *testing.T) {
+	for _, prov := range providers() {
+		t.Run(prov, func(t *testing.T) {
+			a, b, ab, ba := pair(t, prov)
+			if !b.Info().Source {
+				t.Skipf("%s names no senders", prov)
+			}
+			stranger := open(t, prov)
+			sb := learn(t, stranger, b)
+			mem := offHeap(t, 8192)
+			rb, err := b.Register(mem, fabric.AccessRecv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Close()
+			if err := b.Recv(mem[:4096], rb, 10); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, a, b, func() error { return a.Inject(ab, []byte("peer")) })
+			if c := reap(t, b, a, 10); c.Err != nil || c.Src != ba {
+				t.Errorf("from a peer: completion %+v, want source %d", c, ba)
+			}
+			if prov == "shm" {
+				// libfabric 1.17's shm writes no source for a sender it does
+				// not know: the queue entry keeps the last one's.
+				return
+			}
+			if err := b.Recv(mem[4096:], rb, 11); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, stranger, b, func() error { return stranger.Inject(sb, []byte("stranger")) })
+			if c := reap(t, b, stranger, 11); c.Err != nil || c.Src != fabric.AddrUnknown {
+				t.Errorf("from a stranger: completion %+v, want source AddrUnknown", c)
+			}
+		})
+	}
+}
+
+// TestUnlink: shm's endpoint is a file in /dev/shm ([fabric.Info.File]);
+// Unlink removes it, twice is no error, and the endpoint goes on working
+// with a peer that reached it before. Other providers make no file.
+func TestUnlink(t *testing.T) {
+	for _, prov := range providers() {
+		t.Run(prov, func(t *testing.T) {
+			a, b, ab, _ := pair(t, prov)
+			f := b.Info().File
+			if prov != "shm" {
+				if f != "" {
+					t.Errorf("%s's endpoint has file %q", prov, f)
+				}
+				return
+			}
+			if _, err := os.Stat(f); err != nil {
+				t.Fatalf("file %q: %v", f, err)
+			}
+			mem := offHeap(t, 4096)
+			rb, err := b.Register(mem, fabric.AccessRecv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rb.Close()
+			for i := range 2 {
+				if err := b.Unlink(); err != nil {
+					t.Fatalf("unlink %d: %v", i, err)
+				}
+			}
+			if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("after Unlink: %v", err)
+			}
+			if err := b.Recv(mem, rb, 30); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, a, b, func() error { return a.Inject(ab, []byte("after unlink")) })
+			if c := reap(t, b, a, 30); c.Err != nil || c.Len != len("after unlink") {
+				t.Errorf("after unlink: completion %+v", c)
+			}
+		})
+	}
+}
+
+// staleEnv makes the test binary, started by TestStaleRegion, play a
+// process whose pid an earlier one had (staleMain).
+const staleEnv = "FABRIC_TEST_STALE_REGION"
+
+// staleMain leaves a region of shm named after this process in
+// /dev/shm, as a killed process with the same pid would have, then opens
+// an shm endpoint: 0 when that works and the file it left is gone.
+func staleMain() int {
+	f := fmt.Sprintf("/dev/shm/%d:%d:0", os.Getpid(), os.Getuid())
+	if err := os.WriteFile(f, make([]byte, 4096), 0o600); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer os.Remove(f)
+	ep, err := fabric.Open(fabric.Config{Provider: "shm"})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer ep.Close()
+	if ep.Info().File == f {
+		return 0 // a new region of the same name
+	}
+	if _, err := os.Stat(f); err == nil {
+		fmt.Println(f, "is still there")
+		return 1
+	}
+	return 0
+}
+
+// TestStaleRegion: a process that finds a region of shm named after it
+// (left by an earlier process with the same pid, which did not close its
+// endpoint) opens its shm endpoint all the same; libfabric 1.17 alone
+// fails with EBUSY.
+func TestStaleRegion(t *testing.T) {
+	if !slices.Contains(providers(), "shm") {
+		t.Skip("FI_PROVIDER names another provider")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), staleEnv+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
 	}
 }
