@@ -45,6 +45,39 @@
 //     InfiniBand and RoCE (verbs), EFA, Slingshot, or its tcp and shm
 //     providers. Without the tag it returns [comm.ErrNotSupported].
 //
+// # Launchers
+//
+// Under a launcher [Main] and [Join] find the job from the environment
+// the launcher gives each process:
+//
+//   - MPICH's mpiexec (Hydra) and Slurm's srun --mpi=pmi2: through their
+//     PMI socket; nothing to set.
+//   - Open MPI's mpirun: with MPGO_ROOT and MPGO_SECRET, as follows.
+//
+// Open MPI's processes share no key-value space mpgo can reach, so process
+// 0 serves one at an address the user names, MPGO_ROOT=host:port (a free
+// port on the host of rank 0), and every process proves to it that it
+// holds the job's secret, MPGO_SECRET (16 bytes or more, the same in every
+// process). Without a secret anyone who reaches the address during
+// start-up could join the job as one of its ranks and read or send its
+// messages, so the processes refuse to start; MPGO_INSECURE=1 starts them
+// anyway, on a network nobody else reaches. Pass the secret through the
+// environment, not the command line, which other users of the host can
+// read:
+//
+//	export MPGO_SECRET=$(head -c16 /dev/urandom | base64)
+//	mpirun -n 4 -x MPGO_ROOT=node1:7000 -x MPGO_SECRET ./prog
+//
+// A process whose rank another process holding the secret claimed first
+// (two jobs started with the same MPGO_ROOT and MPGO_SECRET) fails at once
+// with [ErrBootstrap] naming its rank, and so does the rest of the job.
+// Once joined, the processes authenticate every connection between them
+// with a secret that process 0 draws for the job.
+//
+// MPGO_RANKS_PER_PROC runs several ranks in each process (default 1);
+// MPGO_HOST names the address to listen on when the launcher's host name
+// does not resolve to one the other processes reach.
+//
 // # Failures
 //
 // A rank that returns an error or panics aborts the run: every blocked and
