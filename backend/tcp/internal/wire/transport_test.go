@@ -120,9 +120,19 @@ func cluster(t *testing.T, n int, tweak func(i int, c *wire.Config)) []*node {
 		}
 		nodes[i] = nd
 	}
+	// Concurrently: with a heartbeat, Start waits for the ring's
+	// neighbours to start too.
+	var wg sync.WaitGroup
 	for _, nd := range nodes {
-		nd.t.Start()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := nd.t.Start(); err != nil {
+				t.Errorf("process %d: Start: %v", nd.self, err)
+			}
+		}()
 	}
+	wg.Wait()
 	return nodes
 }
 
