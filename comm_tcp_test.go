@@ -2,6 +2,7 @@ package mpgo_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -140,43 +141,76 @@ func TestUnderMPIExec(t *testing.T) {
 	}
 }
 
+// procResult is how a process that a test started ended.
+type procResult struct {
+	out  string
+	code int           // exit status; -1 when killed
+	took time.Duration // from the start of the job
+}
+
+// runJobProcesses runs n processes of argv joined through the MPGO_ROOT
+// rendezvous, as under Open MPI's mpirun (which does not end the job when
+// a process dies), each with the extra environment env. Process leftover
+// (-1: none) is not expected to end by itself: it is killed once the
+// others ended. The test fails when they run longer than limit.
+func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []string, argv ...string) []procResult {
+	t.Helper()
+	root := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	leftCtx, killLeftover := context.WithCancel(ctx)
+	defer killLeftover()
+	results := make([]procResult, n)
+	var all, others sync.WaitGroup
+	start := time.Now()
+	for r := range n {
+		cctx := ctx
+		if r == leftover {
+			cctx = leftCtx
+		} else {
+			others.Add(1)
+		}
+		cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK="+fmt.Sprint(r), "OMPI_COMM_WORLD_SIZE="+fmt.Sprint(n),
+			"OMPI_COMM_WORLD_LOCAL_RANK="+fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE="+fmt.Sprint(n),
+			"MPGO_ROOT="+root, "MPGO_SECRET="+testSecret)
+		cmd.Env = append(cmd.Env, env...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		all.Add(1)
+		go func() {
+			defer all.Done()
+			cmd.Wait()
+			results[r] = procResult{out.String(), cmd.ProcessState.ExitCode(), time.Since(start)}
+			if r != leftover {
+				others.Done()
+			}
+		}()
+	}
+	others.Wait()
+	killLeftover()
+	all.Wait()
+	if ctx.Err() != nil {
+		for r, res := range results {
+			t.Logf("process %d (exit status %d):\n%s", r, res.code, res.out)
+		}
+		t.Fatalf("%s hung (killed after %v)", strings.Join(argv, " "), limit)
+	}
+	return results
+}
+
 // Four processes started by the test itself, joined through the MPGO_ROOT
-// rendezvous (as under Open MPI's mpirun, which does not end the job when
-// a process dies): one kills itself mid-run, and each survivor must notice
+// rendezvous: one kills itself mid-run, and each survivor must notice
 // within a bounded time, report the lost peer and exit non-zero.
 func TestKilledProcessWithoutLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	bin := buildTCPCheck(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := ln.Addr().String()
-	ln.Close()
-	const n = 4
-	type result struct {
-		out  string
-		code int
-		took time.Duration
-	}
-	results := make([]result, n)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			env := []string{"OMPI_COMM_WORLD_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_SIZE=" + fmt.Sprint(n),
-				"OMPI_COMM_WORLD_LOCAL_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE=" + fmt.Sprint(n),
-				"MPGO_ROOT=" + root, "MPGO_SECRET=" + testSecret}
-			out, code := runProgram(t, time.Minute, env, bin, "kill")
-			results[r] = result{out, code, time.Since(start)}
-		}()
-	}
-	wg.Wait()
-	for r, res := range results {
+	for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, "kill") {
 		if res.code == 0 {
 			t.Errorf("process %d exited 0:\n%s", r, res.out)
 		}
@@ -188,6 +222,48 @@ func TestKilledProcessWithoutLauncher(t *testing.T) {
 		}
 		if res.took > 20*time.Second {
 			t.Errorf("process %d took %v to end", r, res.took)
+		}
+	}
+}
+
+// A process stopped with SIGSTOP (or wedged outside mpgo) keeps its
+// connections open: only the heartbeat tells. With MPGO_HEARTBEAT=500ms
+// the others, waiting on a receive from it, fail with ErrPeerLost naming
+// it within about that time: process 0 dialed it, process 2 was dialed
+// by it (both ends of a connection watch).
+func TestStoppedProcessHeartbeat(t *testing.T) {
+	bin := buildTCPCheck(t)
+	const heartbeat = 500 * time.Millisecond
+	results := runJobProcesses(t, 3, 1, 30*time.Second, []string{"MPGO_HEARTBEAT=" + heartbeat.String()}, bin, "stop")
+	for r, res := range results {
+		if r == 1 {
+			continue // the stopped one, killed by now
+		}
+		if res.code == 0 || !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "process 1") {
+			t.Errorf("process %d did not report process 1 lost (exit status %d):\n%s", r, res.code, res.out)
+		}
+		if res.took > 10*time.Second {
+			t.Errorf("process %d took %v to end", r, res.took)
+		}
+	}
+}
+
+// A rank that computes for a long time without calling mpgo is not lost:
+// its process's reader and heartbeat run on (one P, so only preemption
+// lets them), and its peer's heartbeat frames are read all along. Rank 1
+// computes for 6 heartbeats of 500 ms while rank 0 waits.
+func TestComputeWithHeartbeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := buildTCPCheck(t)
+	env := []string{"MPGO_HEARTBEAT=500ms", "GOMAXPROCS=1"}
+	for r, res := range runJobProcesses(t, 2, -1, time.Minute, env, bin, "compute", "-busy", "3s") {
+		if res.code != 0 {
+			t.Errorf("process %d: exit status %d:\n%s", r, res.code, res.out)
+		}
+		if r == 0 && !strings.Contains(res.out, "result after") {
+			t.Errorf("process 0 did not get the result:\n%s", res.out)
 		}
 	}
 }

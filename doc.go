@@ -86,4 +86,16 @@
 // progress, the blocked operations fail with [comm.ErrDeadlock] and Run
 // returns a [comm.DeadlockError] that lists each rank's pending operation.
 // Cancelling the context given with [WithContext] aborts the run.
+//
+// Across processes, a process that dies, or whose host does, breaks its
+// connections: the others' operations fail with errors wrapping
+// [comm.ErrPeerLost] (and [comm.ErrAborted]) that name it. A process that
+// is stopped (SIGSTOP, a debugger) or hangs outside mpgo keeps its
+// connections open, and its peers would wait for it forever; set
+// MPGO_HEARTBEAT to a duration (10s, say: well above the longest pause a
+// process may see) and, over TCP, a process from which nothing came for
+// that long counts as lost in the same way. The heartbeat's frames are
+// sent and read by mpgo's own goroutines, so a rank that computes for a
+// long time without calling mpgo is not lost. Process 0's setting is the
+// job's; it is off by default.
 package mpgo
