@@ -319,49 +319,11 @@ func launched() bool { return pmi.Detect(os.Getenv) != pmi.None }
 // Open MPI's mpirun sets OMPI_COMM_WORLD_*; the addresses travel through
 // the rendezvous at MPGO_ROOT. Two processes played by goroutines.
 func TestTCPJoinOpenMPIEnv(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := ln.Addr().String()
-	ln.Close()
-	const n = 2
-	jobs := make([]*job.Job, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for p := range n {
-		env := map[string]string{
-			"OMPI_COMM_WORLD_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_SIZE": fmt.Sprint(n),
-			"OMPI_COMM_WORLD_LOCAL_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_LOCAL_SIZE": fmt.Sprint(n),
-			"MPGO_ROOT": root, "MPGO_SECRET": "shared by mpirun -x",
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if p > 0 {
-				time.Sleep(20 * time.Millisecond) // process 0 serves the rendezvous
-			}
-			jobs[p], errs[p] = mpgo.JoinEnv(func(k string) string { return env[k] })
-		}()
-	}
-	wg.Wait()
-	for p, err := range errs {
-		if err != nil {
-			t.Fatalf("process %d: %v", p, err)
-		}
-	}
-	for p, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer j.Close()
-			w := j.World().Comm(j.Ranks()[0])
-			if err := devicetest.Ring(w); err != nil {
-				t.Errorf("process %d: %v", p, err)
-			}
-		}()
-	}
-	wg.Wait()
+	root := freeAddr(t)
+	jobs, errs := joinAll(2, func(p int) func(string) string {
+		return openMPIEnv(p, 2, root, "MPGO_SECRET", testSecret)
+	})
+	checkRing(t, jobs, errs)
 }
 
 // testSecret is the MPGO_SECRET of the tests' rendezvous (16 bytes at

@@ -102,19 +102,30 @@ func TestRootProcessLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- j1.Fence() }()
 	j2.Abort(1, "gone")
-	select {
-	case err := <-done:
-		if !errors.Is(err, pmi.ErrProtocol) {
-			t.Errorf("fence after a process left: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("fence hangs after a process left")
-	}
+	fencesFail(t, "after a process left", j1)
 	j1.Finalize()
 	root.Finalize()
+}
+
+// fencesFail checks that a fence of each job fails with ErrProtocol, and
+// does not hang.
+func fencesFail(t *testing.T, what string, jobs ...pmi.Job) {
+	t.Helper()
+	errs := make(chan error, len(jobs))
+	for _, j := range jobs {
+		go func() { errs <- j.Fence() }()
+	}
+	for range jobs {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, pmi.ErrProtocol) {
+				t.Errorf("fence %s: %v, want ErrProtocol", what, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("fence %s hangs", what)
+		}
+	}
 }
 
 func TestRootFromEnv(t *testing.T) {
@@ -277,20 +288,7 @@ func TestRootRankTaken(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("refusing the second rank 1 took %v", d)
 	}
-	errs := make(chan error, 2)
-	for _, j := range []pmi.Job{root, first} {
-		go func() { errs <- j.Fence() }()
-	}
-	for range 2 {
-		select {
-		case err := <-errs:
-			if !errors.Is(err, pmi.ErrProtocol) {
-				t.Errorf("fence of a job whose rank 1 was claimed twice: %v, want ErrProtocol", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("fence hangs")
-		}
-	}
+	fencesFail(t, "of a job whose rank 1 was claimed twice", root, first)
 	root.Abort(1, "test over")
 	first.Abort(1, "test over")
 }

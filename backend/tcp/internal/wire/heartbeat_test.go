@@ -72,41 +72,12 @@ func silentProcess(t *testing.T, ln net.Listener, self, procs int, dial map[int]
 // the ring alone watches it. The live processes do not lose each other.
 func TestHeartbeatSilentProcess(t *testing.T) {
 	const n, heartbeat = 3, 100 * time.Millisecond
-	lns := make([]net.Listener, n)
-	addrs := make([]string, n)
-	for i := range lns {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[i], addrs[i] = ln, ln.Addr().String()
-	}
+	lns, addrs := listeners(t, n)
 	silentProcess(t, lns[1], 1, n, map[int]string{2: addrs[2]})
-	nodes := make([]*node, 0, 2)
-	for _, i := range []int{0, 2} {
-		nd := &node{self: i, lost: map[int]error{}, arrived: make(chan struct{}, 1)}
-		var err error
-		nd.t, err = wire.New(wire.Config{Self: i, Procs: n, Ranks: n, Owner: func(r int) int { return r },
-			Secret: testSecret, Listener: lns[i], Handler: nd, Heartbeat: heartbeat,
-			Addr:             func(p int) (string, error) { return addrs[p], nil },
-			HandshakeTimeout: 2 * time.Second, CloseTimeout: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, nd)
-	}
+	withHeartbeat := func(i int, c *wire.Config) { c.Heartbeat = heartbeat }
+	nodes := []*node{newNode(t, 0, lns, addrs, withHeartbeat), newNode(t, 2, lns, addrs, withHeartbeat)}
 	start := time.Now()
-	var wg sync.WaitGroup
-	for _, nd := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := nd.t.Start(); err != nil {
-				t.Errorf("process %d: Start: %v", nd.self, err)
-			}
-		}()
-	}
-	wg.Wait()
+	startAll(t, nodes)
 	defer closeAll(nodes)
 	for _, nd := range nodes {
 		waitFor(t, "process 1 lost", func() bool { return nd.lostErr(1) != nil })
