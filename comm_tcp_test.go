@@ -473,7 +473,8 @@ func TestJoinOpenMPIStrangerFirst(t *testing.T) {
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		r := bufio.NewReader(c)
 		r.ReadString('\n') // the challenge
-		fmt.Fprintf(c, "hello rank=1 size=2 nonce=%0128x mac=%064x\n", 0, 0)
+		// A hello well formed but proving nothing.
+		fmt.Fprintf(c, "hello rank=1 size=2 nonce=%064x mac=%064x\n", 1, 2)
 		line, _ := r.ReadString('\n')
 		refused <- line
 		r.ReadString('\n') // hold the connection until the job formed
