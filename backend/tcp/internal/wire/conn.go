@@ -697,15 +697,23 @@ func (c *conn) startReading() {
 	go c.readLoop()
 }
 
-// errSilent marks the error of a connection on which nothing arrived for
-// a heartbeat.
-var errSilent = errors.New("silent")
+// silentError is the error of a connection on which nothing arrived for
+// a heartbeat; it wraps ErrPeerGone.
+type silentError struct{ error }
+
+func (e silentError) Unwrap() error { return e.error }
+
+// silent reports whether err is, or wraps, a silentError.
+func silent(err error) bool {
+	var s silentError
+	return errors.As(err, &s)
+}
 
 // watchedReader is the socket as the connection's reader sees it: reads
 // that return bytes are counted for the heartbeat (any part of a frame is
 // a sign of life, also the middle of a long payload), and when the
 // heartbeat's read deadline passes it waits a quarter heartbeat more
-// before it fails with errSilent. Bytes that waited in the socket count:
+// before it fails with a silentError. Bytes that waited in the socket count:
 // the reader itself may have been slow to run. And a whole machine that
 // stood still (its processes stopped together, or a pause of the
 // runtime) leaves every deadline passed and nothing sent meanwhile: the
@@ -722,8 +730,8 @@ func (r watchedReader) Read(p []byte) (int, error) {
 		n, err = r.nc.Read(p)
 		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 			c := r.c
-			return 0, fmt.Errorf("wire: process %d%s sent nothing for over %v (heartbeat %v): it is stopped, hung or cut off: %w: %w",
-				c.proc, c.host(), c.t.cfg.Heartbeat*5/4, c.t.cfg.Heartbeat, ErrPeerGone, errSilent)
+			return 0, silentError{fmt.Errorf("wire: process %d%s sent nothing for over %v (heartbeat %v): it is stopped, hung or cut off: %w",
+				c.proc, c.host(), c.t.cfg.Heartbeat*5/4, c.t.cfg.Heartbeat, ErrPeerGone)}
 		}
 		r.nc.SetReadDeadline(time.Now().Add(r.c.t.cfg.Heartbeat)) // until the next beat moves it
 	}
@@ -736,7 +744,7 @@ func (r watchedReader) Read(p []byte) (int, error) {
 // errMalformed wraps a protocol violation by the peer (its silence in
 // the middle of a frame is none: that error stays as it is).
 func (c *conn) errMalformed(err error) error {
-	if errors.Is(err, errSilent) {
+	if silent(err) {
 		return err
 	}
 	return fmt.Errorf("wire: process %d sent a bad frame: %w: %w", c.proc, ErrPeerGone, err)
@@ -765,7 +773,7 @@ func (c *conn) readLoop() {
 			switch {
 			case clean:
 				err = fmt.Errorf("wire: process %d closed its end of the job: %w", c.proc, ErrPeerGone)
-			case !errors.Is(err, errSilent):
+			case !silent(err):
 				err = fmt.Errorf("wire: connection with process %d lost: %w: %w", c.proc, ErrPeerGone, err)
 			}
 			c.fail(err)
