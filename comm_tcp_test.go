@@ -177,6 +177,7 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 		cmd.Env = append(cmd.Env, env...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
+		ownProcessGroup(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -237,10 +238,14 @@ func TestStoppedProcessHeartbeat(t *testing.T) {
 	results := runJobProcesses(t, 3, 1, 30*time.Second, []string{"MPGO_HEARTBEAT=" + heartbeat.String()}, bin, "stop")
 	for r, res := range results {
 		if r == 1 {
-			continue // the stopped one, killed by now
+			if res.code != -1 {
+				t.Errorf("the stopped process ran on: exit status %d:\n%s", res.code, res.out)
+			}
+			continue // stopped until killed
 		}
-		if res.code == 0 || !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "process 1") {
-			t.Errorf("process %d did not report process 1 lost (exit status %d):\n%s", r, res.code, res.out)
+		if res.code == 0 || !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "process 1 on host") ||
+			!strings.Contains(res.out, "sent nothing") {
+			t.Errorf("process %d did not report process 1 lost for its silence (exit status %d):\n%s", r, res.code, res.out)
 		}
 		if res.took > 10*time.Second {
 			t.Errorf("process %d took %v to end", r, res.took)
