@@ -100,7 +100,11 @@ func main() {
 				case "kill":
 					syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				case "stop":
-					syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+					// Stopped for good: whatever continues it (a shared
+					// machine's stray SIGCONT), it stops again at once.
+					for {
+						syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+					}
 				}
 				os.Exit(3)
 			}
