@@ -13,7 +13,9 @@ import (
 // started, and returns when they have returned. The processes join over
 // TCP: MPICH's mpiexec and Slurm's srun --mpi=pmi2 are found through
 // their PMI socket (PMI_FD or PMI_PORT), Open MPI's mpirun through
-// OMPI_COMM_WORLD_RANK with a rendezvous address in MPGO_ROOT=host:port.
+// OMPI_COMM_WORLD_RANK with a rendezvous address in MPGO_ROOT=host:port
+// and a job secret in MPGO_SECRET, without which it refuses to start
+// (see Launchers in the package documentation).
 // Each process runs MPGO_RANKS_PER_PROC ranks (default 1) as goroutines;
 // the world has processes × that many ranks.
 //

@@ -1,6 +1,8 @@
 package mpgo_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -139,43 +141,77 @@ func TestUnderMPIExec(t *testing.T) {
 	}
 }
 
+// procResult is how a process that a test started ended.
+type procResult struct {
+	out  string
+	code int           // exit status; -1 when killed
+	took time.Duration // from the start of the job
+}
+
+// runJobProcesses runs n processes of argv joined through the MPGO_ROOT
+// rendezvous, as under Open MPI's mpirun (which does not end the job when
+// a process dies), each with the extra environment env. Process leftover
+// (-1: none) is not expected to end by itself: it is killed once the
+// others ended. The test fails when they run longer than limit.
+func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []string, argv ...string) []procResult {
+	t.Helper()
+	root := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	leftCtx, killLeftover := context.WithCancel(ctx)
+	defer killLeftover()
+	results := make([]procResult, n)
+	var all, others sync.WaitGroup
+	start := time.Now()
+	for r := range n {
+		cctx := ctx
+		if r == leftover {
+			cctx = leftCtx
+		} else {
+			others.Add(1)
+		}
+		cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK="+fmt.Sprint(r), "OMPI_COMM_WORLD_SIZE="+fmt.Sprint(n),
+			"OMPI_COMM_WORLD_LOCAL_RANK="+fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE="+fmt.Sprint(n),
+			"MPGO_ROOT="+root, "MPGO_SECRET="+testSecret)
+		cmd.Env = append(cmd.Env, env...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		ownProcessGroup(cmd)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		all.Add(1)
+		go func() {
+			defer all.Done()
+			cmd.Wait()
+			results[r] = procResult{out.String(), cmd.ProcessState.ExitCode(), time.Since(start)}
+			if r != leftover {
+				others.Done()
+			}
+		}()
+	}
+	others.Wait()
+	killLeftover()
+	all.Wait()
+	if ctx.Err() != nil {
+		for r, res := range results {
+			t.Logf("process %d (exit status %d):\n%s", r, res.code, res.out)
+		}
+		t.Fatalf("%s hung (killed after %v)", strings.Join(argv, " "), limit)
+	}
+	return results
+}
+
 // Four processes started by the test itself, joined through the MPGO_ROOT
-// rendezvous (as under Open MPI's mpirun, which does not end the job when
-// a process dies): one kills itself mid-run, and each survivor must notice
+// rendezvous: one kills itself mid-run, and each survivor must notice
 // within a bounded time, report the lost peer and exit non-zero.
 func TestKilledProcessWithoutLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	bin := buildTCPCheck(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := ln.Addr().String()
-	ln.Close()
-	const n = 4
-	type result struct {
-		out  string
-		code int
-		took time.Duration
-	}
-	results := make([]result, n)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for r := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			env := []string{"OMPI_COMM_WORLD_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_SIZE=" + fmt.Sprint(n),
-				"OMPI_COMM_WORLD_LOCAL_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE=" + fmt.Sprint(n),
-				"MPGO_ROOT=" + root, "MPGO_SECRET=test"}
-			out, code := runProgram(t, time.Minute, env, bin, "kill")
-			results[r] = result{out, code, time.Since(start)}
-		}()
-	}
-	wg.Wait()
-	for r, res := range results {
+	for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, "kill") {
 		if res.code == 0 {
 			t.Errorf("process %d exited 0:\n%s", r, res.out)
 		}
@@ -188,6 +224,77 @@ func TestKilledProcessWithoutLauncher(t *testing.T) {
 		if res.took > 20*time.Second {
 			t.Errorf("process %d took %v to end", r, res.took)
 		}
+	}
+}
+
+// A process stopped with SIGSTOP (or wedged outside mpgo) keeps its
+// connections open: only the heartbeat tells. With MPGO_HEARTBEAT=500ms
+// the others, waiting on a receive from it, fail with ErrPeerLost naming
+// it within about that time: process 0 dialed it, process 2 was dialed
+// by it (both ends of a connection watch).
+func TestStoppedProcessHeartbeat(t *testing.T) {
+	bin := buildTCPCheck(t)
+	const heartbeat = 500 * time.Millisecond
+	results := runJobProcesses(t, 3, 1, 30*time.Second, []string{"MPGO_HEARTBEAT=" + heartbeat.String()}, bin, "stop")
+	for r, res := range results {
+		if r == 1 {
+			if res.code != -1 {
+				t.Errorf("the stopped process ran on: exit status %d:\n%s", res.code, res.out)
+			}
+			continue // stopped until killed
+		}
+		if res.code == 0 || !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "process 1 on host") ||
+			!strings.Contains(res.out, "sent nothing") {
+			t.Errorf("process %d did not report process 1 lost for its silence (exit status %d):\n%s", r, res.code, res.out)
+		}
+		if res.took > 10*time.Second {
+			t.Errorf("process %d took %v to end", r, res.took)
+		}
+	}
+}
+
+// A rank that computes for a long time without calling mpgo is not lost:
+// its process's reader and heartbeat run on (one P, so only preemption
+// lets them), and its peer's heartbeat frames are read all along. Rank 1
+// computes for 6 heartbeats of 500 ms while rank 0 waits.
+func TestComputeWithHeartbeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin := buildTCPCheck(t)
+	env := []string{"MPGO_HEARTBEAT=500ms", "GOMAXPROCS=1"}
+	for r, res := range runJobProcesses(t, 2, -1, time.Minute, env, bin, "compute", "-busy", "3s") {
+		if res.code != 0 {
+			t.Errorf("process %d: exit status %d:\n%s", r, res.code, res.out)
+		}
+		if r == 0 && !strings.Contains(res.out, "result after") {
+			t.Errorf("process 0 did not get the result:\n%s", res.out)
+		}
+	}
+}
+
+// Under Open MPI's mpirun (Debian's openmpi-bin installs it as
+// mpiexec.openmpi beside MPICH's mpiexec): with MPGO_ROOT and MPGO_SECRET
+// passed with -x the semantics suite passes; without the secret every
+// process refuses to start, saying how to give one.
+func TestUnderOpenMPI(t *testing.T) {
+	mpirun, err := exec.LookPath("mpiexec.openmpi")
+	if err != nil {
+		t.Skip("Open MPI not installed (apt-get install openmpi-bin)")
+	}
+	if launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	bin := buildTCPCheck(t)
+	env := []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "MPGO_SECRET="}
+	argv := []string{mpirun, "--oversubscribe", "-n", "2", "-x", "MPGO_ROOT=" + freeAddr(t)}
+	out, code := runProgram(t, time.Minute, append(env, "MPGO_SECRET="+testSecret), append(argv, "-x", "MPGO_SECRET", bin, "semantics")...)
+	if code != 0 || !strings.Contains(out, "rank 0 of 2: ok") || !strings.Contains(out, "rank 1 of 2: ok") {
+		t.Errorf("with MPGO_SECRET: exit status %d:\n%s", code, out)
+	}
+	out, code = runProgram(t, time.Minute, env, append(argv, bin, "semantics")...)
+	if code == 0 || !strings.Contains(out, "export MPGO_SECRET=") {
+		t.Errorf("without MPGO_SECRET: exit status %d:\n%s", code, out)
 	}
 }
 
@@ -217,47 +324,225 @@ func launched() bool { return pmi.Detect(os.Getenv) != pmi.None }
 // Open MPI's mpirun sets OMPI_COMM_WORLD_*; the addresses travel through
 // the rendezvous at MPGO_ROOT. Two processes played by goroutines.
 func TestTCPJoinOpenMPIEnv(t *testing.T) {
+	root := freeAddr(t)
+	jobs, errs := joinAll(2, func(p int) func(string) string {
+		return openMPIEnv(p, 2, root, "MPGO_SECRET", testSecret)
+	})
+	checkRing(t, jobs, errs)
+}
+
+// testSecret is the MPGO_SECRET of the tests' rendezvous (16 bytes at
+// least, as Join requires).
+const testSecret = "shared by mpirun -x MPGO_SECRET"
+
+// freeAddr returns a loopback address nobody listens on (for MPGO_ROOT).
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := ln.Addr().String()
-	ln.Close()
-	const n = 2
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// openMPIEnv is the environment Open MPI's mpirun gives process p of n,
+// with MPGO_ROOT=root and the extra variables kv (name, value, …).
+func openMPIEnv(p, n int, root string, kv ...string) func(string) string {
+	env := map[string]string{
+		"OMPI_COMM_WORLD_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_SIZE": fmt.Sprint(n),
+		"OMPI_COMM_WORLD_LOCAL_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_LOCAL_SIZE": fmt.Sprint(n),
+		"MPGO_ROOT": root,
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		env[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return env[k] }
+}
+
+// The attack: processes started with MPGO_ROOT and no
+// MPGO_SECRET, and a stranger that reaches the rendezvous before the real
+// process 1 and joins as rank 1. The processes must refuse to start
+// without a secret (so the stranger finds nobody to join), saying how to
+// give one; MPGO_INSECURE=1 lets them start anyway.
+func TestJoinOpenMPIWithoutSecret(t *testing.T) {
+	root := freeAddr(t)
+	stranger := make(chan error, 1)
+	go func() {
+		// It speaks the protocol with an empty secret, as anyone could.
+		j, err := pmi.NewRoot(pmi.RootConfig{Rank: 1, Size: 2, Addr: root, Insecure: true, Timeout: time.Second})
+		if err == nil {
+			j.Put("stranger", "here")
+			err = j.Fence()
+			j.Finalize()
+		}
+		stranger <- err
+	}()
+	j, err := mpgo.JoinEnv(openMPIEnv(0, 2, root))
+	if err == nil {
+		j.Close()
+		t.Error("process 0 started without MPGO_SECRET")
+	} else if !errors.Is(err, mpgo.ErrBootstrap) || !strings.Contains(err.Error(), "MPGO_SECRET") {
+		t.Errorf("without MPGO_SECRET: %v, want ErrBootstrap telling to set MPGO_SECRET", err)
+	}
+	if err := <-stranger; err == nil {
+		t.Error("a stranger joined the job as rank 1")
+	}
+	// A short secret is refused too: it would be guessed.
+	if j, err := mpgo.JoinEnv(openMPIEnv(0, 1, freeAddr(t), "MPGO_SECRET", "test")); err == nil {
+		j.Close()
+		t.Error("process 0 started with a 4-byte secret")
+	} else if !errors.Is(err, mpgo.ErrBootstrap) || !strings.Contains(err.Error(), "MPGO_SECRET") {
+		t.Errorf("a short MPGO_SECRET: %v, want ErrBootstrap naming MPGO_SECRET", err)
+	}
+	// Allowed explicitly, it starts.
+	insecure := freeAddr(t)
+	jobs, errs := joinAll(2, func(p int) func(string) string {
+		return openMPIEnv(p, 2, insecure, "MPGO_INSECURE", "1")
+	})
+	checkRing(t, jobs, errs)
+}
+
+// joinAll joins n processes played by goroutines, process p with the
+// environment env(p), process 0 first.
+func joinAll(n int, env func(p int) func(string) string) ([]*job.Job, []error) {
 	jobs := make([]*job.Job, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for p := range n {
-		env := map[string]string{
-			"OMPI_COMM_WORLD_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_SIZE": fmt.Sprint(n),
-			"OMPI_COMM_WORLD_LOCAL_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_LOCAL_SIZE": fmt.Sprint(n),
-			"MPGO_ROOT": root, "MPGO_SECRET": "shared by mpirun -x",
-		}
+		getenv := env(p)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if p > 0 {
 				time.Sleep(20 * time.Millisecond) // process 0 serves the rendezvous
 			}
-			jobs[p], errs[p] = mpgo.JoinEnv(func(k string) string { return env[k] })
+			jobs[p], errs[p] = mpgo.JoinEnv(getenv)
 		}()
 	}
 	wg.Wait()
+	return jobs, errs
+}
+
+// checkRing fails the test unless every process joined, then passes a
+// token around the ring of their ranks and closes the jobs.
+func checkRing(t *testing.T, jobs []*job.Job, errs []error) {
+	t.Helper()
+	failed := false
 	for p, err := range errs {
 		if err != nil {
-			t.Fatalf("process %d: %v", p, err)
+			t.Errorf("process %d: %v", p, err)
+			failed = true
 		}
 	}
+	var wg sync.WaitGroup
 	for p, j := range jobs {
+		if j == nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer j.Close()
-			w := j.World().Comm(j.Ranks()[0])
-			if err := devicetest.Ring(w); err != nil {
+			if failed {
+				j.Abort(1, "test failed")
+				return
+			}
+			if err := devicetest.Ring(j.World().Comm(j.Ranks()[0])); err != nil {
 				t.Errorf("process %d: %v", p, err)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// With MPGO_SECRET, a stranger that connects to the rendezvous first and
+// claims rank 1 is refused: the real processes form the job.
+func TestJoinOpenMPIStrangerFirst(t *testing.T) {
+	root := freeAddr(t)
+	refused := make(chan string, 1)
+	go func() {
+		var c net.Conn
+		var err error
+		for range 100 { // until process 0 listens
+			if c, err = net.Dial("tcp", root); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err != nil {
+			refused <- err.Error()
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		r := bufio.NewReader(c)
+		r.ReadString('\n') // the challenge
+		// A hello well formed but proving nothing.
+		fmt.Fprintf(c, "hello rank=1 size=2 nonce=%064x mac=%064x\n", 1, 2)
+		line, _ := r.ReadString('\n')
+		refused <- line
+		r.ReadString('\n') // hold the connection until the job formed
+	}()
+	jobs, errs := joinAll(2, func(p int) func(string) string {
+		if p == 1 {
+			time.Sleep(50 * time.Millisecond) // after the stranger
+		}
+		return openMPIEnv(p, 2, root, "MPGO_SECRET", testSecret)
+	})
+	if line := <-refused; !strings.HasPrefix(line, "refused") {
+		t.Errorf("the stranger's hello got %q, want refused", line)
+	}
+	checkRing(t, jobs, errs)
+}
+
+// A rank claimed by a process that holds the secret (a second job started
+// with the same MPGO_ROOT and MPGO_SECRET): the real process of that rank
+// fails at once with ErrBootstrap naming its rank, and process 0 fails as
+// well instead of running with a process it cannot tell from the real one.
+func TestJoinOpenMPIRankTaken(t *testing.T) {
+	root := freeAddr(t)
+	errs := make([]error, 2)
+	took := make([]time.Duration, 2)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for p := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p == 1 {
+				time.Sleep(100 * time.Millisecond) // after the other one
+			}
+			var j *job.Job
+			j, errs[p] = mpgo.JoinEnv(openMPIEnv(p, 2, root, "MPGO_SECRET", testSecret))
+			took[p] = time.Since(start)
+			if j != nil {
+				j.Close()
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	other, err := pmi.NewRoot(pmi.RootConfig{Rank: 1, Size: 2, Addr: root, Secret: []byte(testSecret), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("the other rank 1: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job hangs with rank 1 claimed twice")
+	}
+	other.Abort(1, "test over")
+	if !errors.Is(errs[1], mpgo.ErrBootstrap) || !strings.Contains(fmt.Sprint(errs[1]), "rank 1 is taken") {
+		t.Errorf("the real rank 1: %v, want ErrBootstrap saying rank 1 is taken", errs[1])
+	}
+	if !errors.Is(errs[0], mpgo.ErrBootstrap) {
+		t.Errorf("process 0 of a job whose rank 1 was claimed twice: %v, want ErrBootstrap", errs[0])
+	}
+	for p, d := range took {
+		if d > 3*time.Second {
+			t.Errorf("process %d took %v to fail", p, d)
+		}
+	}
 }

@@ -45,6 +45,39 @@
 //     InfiniBand and RoCE (verbs), EFA, Slingshot, or its tcp and shm
 //     providers. Without the tag it returns [comm.ErrNotSupported].
 //
+// # Launchers
+//
+// Under a launcher [Main] and [Join] find the job from the environment
+// the launcher gives each process:
+//
+//   - MPICH's mpiexec (Hydra) and Slurm's srun --mpi=pmi2: through their
+//     PMI socket; nothing to set.
+//   - Open MPI's mpirun: with MPGO_ROOT and MPGO_SECRET, as follows.
+//
+// Open MPI's processes share no key-value space mpgo can reach, so process
+// 0 serves one at an address the user names, MPGO_ROOT=host:port (a free
+// port on the host of rank 0), and every process proves to it that it
+// holds the job's secret, MPGO_SECRET (16 bytes or more, the same in every
+// process). Without a secret anyone who reaches the address during
+// start-up could join the job as one of its ranks and read or send its
+// messages, so the processes refuse to start; MPGO_INSECURE=1 starts them
+// anyway, on a network nobody else reaches. Pass the secret through the
+// environment, not the command line, which other users of the host can
+// read:
+//
+//	export MPGO_SECRET=$(head -c16 /dev/urandom | base64)
+//	mpirun -n 4 -x MPGO_ROOT=node1:7000 -x MPGO_SECRET ./prog
+//
+// A process whose rank another process holding the secret claimed first
+// (two jobs started with the same MPGO_ROOT and MPGO_SECRET) fails at once
+// with [ErrBootstrap] naming its rank, and so does the rest of the job.
+// Once joined, the processes authenticate every connection between them
+// with a secret that process 0 draws for the job.
+//
+// MPGO_RANKS_PER_PROC runs several ranks in each process (default 1);
+// MPGO_HOST names the address to listen on when the launcher's host name
+// does not resolve to one the other processes reach.
+//
 // # Failures
 //
 // A rank that returns an error or panics aborts the run: every blocked and
@@ -53,4 +86,16 @@
 // progress, the blocked operations fail with [comm.ErrDeadlock] and Run
 // returns a [comm.DeadlockError] that lists each rank's pending operation.
 // Cancelling the context given with [WithContext] aborts the run.
+//
+// Across processes, a process that dies, or whose host does, breaks its
+// connections: the others' operations fail with errors wrapping
+// [comm.ErrPeerLost] (and [comm.ErrAborted]) that name it. A process that
+// is stopped (SIGSTOP, a debugger) or hangs outside mpgo keeps its
+// connections open, and its peers would wait for it forever; set
+// MPGO_HEARTBEAT to a duration (10s, say: well above the longest pause a
+// process may see) and, over TCP, a process from which nothing came for
+// that long counts as lost in the same way. The heartbeat's frames are
+// sent and read by mpgo's own goroutines, so a rank that computes for a
+// long time without calling mpgo is not lost. Process 0's setting is the
+// job's; it is off by default.
 package mpgo

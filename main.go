@@ -23,9 +23,10 @@ var ErrBootstrap = device.ErrBootstrap
 // succeeded, 1 (after printing the error) otherwise. Started plainly, it
 // runs [WithRanks] or MPGO_NP ranks (default runtime.NumCPU()) as
 // goroutines, as [Run] does. Under a launcher (MPICH's mpiexec, Slurm's
-// srun --mpi=pmi2, Open MPI's mpirun with MPGO_ROOT) it joins the job
-// through the TCP backend, as [Join] does, and on failure asks the
-// launcher to end the whole job.
+// srun --mpi=pmi2, Open MPI's mpirun with MPGO_ROOT and MPGO_SECRET: see
+// Launchers in the package documentation) it joins the job through the
+// TCP backend, as [Join] does, and on failure asks the launcher to end the
+// whole job.
 func Main(fn func(world *comm.Comm) error, opts ...Option) {
 	if launched() {
 		os.Exit(joinMain(fn, opts...))

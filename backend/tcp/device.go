@@ -42,6 +42,7 @@ type Device struct {
 	e     device.Engine
 	t     *wire.Transport
 	owner func(rank int) int
+	ranks int // in the world
 }
 
 var (
@@ -51,11 +52,12 @@ var (
 )
 
 // Start implements [device.Device]: the transport starts accepting
-// connections and delivering to e.
+// connections and delivering to e. With a heartbeat it waits until this
+// process's neighbours in the ring of watched connections are connected
+// (see [Config.Heartbeat]); errors wrap [device.ErrPeerLost].
 func (d *Device) Start(e device.Engine) error {
 	d.e = e
-	d.t.Start()
-	return nil
+	return d.t.Start()
 }
 
 // Send implements [device.Device].
@@ -112,7 +114,30 @@ func (d *Device) Arrive(h *wire.Header, m *wire.Message) error {
 func (d *Device) Finished(proc int) { d.e.PeerFinished(proc) }
 
 // Lost implements wire.Handler: a process that broke off aborts the
-// world.
+// world, with a cause that names the process's ranks (err, wrapped by
+// wrapError, names the process).
 func (d *Device) Lost(proc int, err error) {
-	d.e.PeerLost(fmt.Errorf("comm: process %d: %w: %w", proc, device.ErrPeerLost, err))
+	d.e.PeerLost(fmt.Errorf("comm: %s lost: %w", d.ranksOf(proc), wrapError(proc, err)))
+}
+
+// ranksOf names the world ranks that process proc runs: "rank 3",
+// "ranks 4-7", or the first few of a layout that scatters them.
+func (d *Device) ranksOf(proc int) string {
+	var ranks []int
+	for r := range d.ranks {
+		if d.owner(r) == proc {
+			ranks = append(ranks, r)
+		}
+	}
+	switch n := len(ranks); {
+	case n == 0:
+		return "no ranks"
+	case n == 1:
+		return fmt.Sprintf("rank %d", ranks[0])
+	case ranks[n-1]-ranks[0] == n-1:
+		return fmt.Sprintf("ranks %d-%d", ranks[0], ranks[n-1])
+	case n <= 4:
+		return fmt.Sprintf("ranks %v", ranks)
+	}
+	return fmt.Sprintf("ranks %v and %d more", ranks[:4], len(ranks)-4)
 }

@@ -7,4 +7,8 @@
 // a launcher (MPICH's mpiexec, Slurm's srun --mpi=pmi2, Open MPI's mpirun)
 // unless MPGO_BACKEND names another backend. It implements package
 // device's boundary and nothing of the engine, as any new backend would.
+//
+// Environment, read by [Open]: MPGO_HOST (the address to listen on) and
+// MPGO_HEARTBEAT (a duration: how long a process may stay silent before
+// the others count it lost; see [Config.Heartbeat]).
 package tcp

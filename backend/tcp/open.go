@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/mpgo/mpgo/backend/tcp/internal/wire"
 	"github.com/mpgo/mpgo/comm/device"
@@ -32,14 +33,36 @@ type Config struct {
 	// DefaultEagerLimit, and more than MaxEagerLimit means MaxEagerLimit.
 	EagerLimit int
 	// Getenv reads the environment (nil: os.Getenv): MPGO_HOST, and
-	// MPIR_CVAR_CH3_INTERFACE_HOSTNAME (see [Open]).
+	// MPIR_CVAR_CH3_INTERFACE_HOSTNAME (see [Open]), MPGO_HEARTBEAT.
 	Getenv func(string) string
+	// Heartbeat, when not zero, is how long a connection to another
+	// process may stay silent before that process counts as lost; zero
+	// means MPGO_HEARTBEAT (a Go duration such as 10s; unset, empty or 0:
+	// none). TCP notices a process that dies, or whose host does, but not
+	// one that is stopped (SIGSTOP, a debugger) or wedged outside mpgo:
+	// its connections stay open and its peers would wait for it forever.
+	// With a heartbeat each end of a connection writes a small frame when
+	// it wrote nothing for a quarter of it, from the transport's own
+	// goroutines, so that a rank that computes for a long time without
+	// calling mpgo is not lost; pending operations with a silent process
+	// fail with an error wrapping [device.ErrPeerLost] that names it, and
+	// the world aborts. Every process is watched by the next and the
+	// previous in a ring, also when nobody sends it anything. The job runs
+	// with process 0's setting (the others' is ignored), so that every
+	// process expects of its peers the pace they keep. At least
+	// [MinHeartbeat]; choose it well above the longest pause a process may
+	// see (swapping, an overloaded node): 10s or more.
+	Heartbeat time.Duration
 }
+
+// MinHeartbeat is the shortest [Config.Heartbeat].
+const MinHeartbeat = wire.MinHeartbeat
 
 // Key names in the launcher's key-value store.
 const (
-	keySecret = "mpgo-secret" // process 0: the job secret, hex
-	keyAddr   = "mpgo-addr-"  // + process: its listening address, hex
+	keySecret    = "mpgo-secret"    // process 0: the job secret, hex
+	keyHeartbeat = "mpgo-heartbeat" // process 0: the job's heartbeat, in nanoseconds
+	keyAddr      = "mpgo-addr-"     // + process: its listening address, hex
 )
 
 // Open opens this process's TCP device of the job whose key-value store
@@ -56,6 +79,16 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	procs, self := kv.Size(), kv.Rank()
 	if cfg.Layout.Owner == nil || cfg.Layout.Ranks < procs {
 		return nil, fmt.Errorf("%w: a layout of %d ranks over %d processes: %w", device.ErrBootstrap, cfg.Layout.Ranks, procs, device.ErrArg)
+	}
+	heartbeat := cfg.Heartbeat // checked in every process, process 0's used
+	if heartbeat == 0 {
+		var err error
+		if heartbeat, err = heartbeatEnv(getenv); err != nil {
+			return nil, err
+		}
+	}
+	if heartbeat < 0 || heartbeat > 0 && heartbeat < MinHeartbeat {
+		return nil, fmt.Errorf("%w: a heartbeat of %v: want at least %v: %w", device.ErrBootstrap, heartbeat, MinHeartbeat, device.ErrArg)
 	}
 	host, err := listenHost(kv, getenv)
 	if err != nil {
@@ -83,6 +116,11 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	if err := pmi.PutSecret(kv, keySecret); err != nil {
 		return nil, err
 	}
+	if self == 0 {
+		if err := put(keyHeartbeat, strconv.FormatInt(int64(heartbeat), 10)); err != nil {
+			return nil, err
+		}
+	}
 	if err := kv.Fence(); err != nil {
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 	}
@@ -90,14 +128,24 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := kv.Get(keyHeartbeat)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the job's heartbeat: %w", device.ErrBootstrap, err)
+	}
+	ns, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ns < 0 || ns > 0 && ns < int64(MinHeartbeat) {
+		return nil, fmt.Errorf("%w: process 0 published a heartbeat of %q", device.ErrBootstrap, s)
+	}
+	heartbeat = time.Duration(ns)
 	eager := DefaultEagerLimit
 	if cfg.EagerLimit > 0 {
 		eager = min(cfg.EagerLimit, wire.MaxEagerLimit)
 	}
-	d := &Device{owner: cfg.Layout.Owner}
+	d := &Device{owner: cfg.Layout.Owner, ranks: cfg.Layout.Ranks}
 	t, err := wire.New(wire.Config{
 		Self: self, Procs: procs, Ranks: cfg.Layout.Ranks, Owner: d.owner,
 		Secret: secret, Listener: ln, Handler: d, EagerLimit: eager, WrapError: wrapError,
+		Heartbeat: heartbeat,
 		Addr: func(p int) (string, error) {
 			v, err := kv.Get(keyAddr + strconv.Itoa(p))
 			if err != nil {
@@ -115,6 +163,19 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	}
 	d.t = t
 	ok = true
+	return d, nil
+}
+
+// heartbeatEnv reads MPGO_HEARTBEAT: a Go duration, or nothing (none).
+func heartbeatEnv(getenv func(string) string) (time.Duration, error) {
+	v := getenv("MPGO_HEARTBEAT")
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > 0 && d < MinHeartbeat {
+		return 0, fmt.Errorf("%w: MPGO_HEARTBEAT=%q: want a duration of at least %v such as 10s, or 0 for none: %w", device.ErrBootstrap, v, MinHeartbeat, device.ErrArg)
+	}
 	return d, nil
 }
 

@@ -1,7 +1,9 @@
 package tcp_test
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/mpgo/mpgo/comm/device/devicetest"
 	"github.com/mpgo/mpgo/internal/job"
 	"github.com/mpgo/mpgo/internal/job/jobtest"
+	"github.com/mpgo/mpgo/internal/pmi"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,4 +35,46 @@ func openTCP(eager int) job.Opener {
 // connections break off).
 func TestTCPBackend(t *testing.T) {
 	devicetest.TestBackend(t, playTCP)
+}
+
+// The conformance suite with a heartbeat: pings on idle connections, the
+// ring of watched connections opened at start, processes that finish
+// early or die, and nobody lost who is not. Every process of these jobs
+// is a goroutine of this one, ranks spinning beside them under -race on
+// few cores: a heartbeat of 200 ms saw a process's ping come too late
+// once in three runs; a second leaves ample margin.
+func TestTCPBackendHeartbeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	devicetest.TestBackend(t, jobtest.Harness(func(eager int) job.Opener {
+		return func(kv device.KV, l device.Layout) (device.Device, error) {
+			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Heartbeat: time.Second,
+				Getenv: func(string) string { return "" }})
+		}
+	}))
+}
+
+// MPGO_HEARTBEAT: a Go duration of at least MinHeartbeat, or 0 for none;
+// anything else fails Open with ErrBootstrap and ErrArg.
+func TestHeartbeatEnv(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		ok    bool
+	}{{"", true}, {"0", true}, {"10s", true}, {"100ms", true}, {"50ms", false}, {"-1s", false}, {"10", false}, {"soon", false}} {
+		kv := pmi.NewMemory(1)[0]
+		d, err := tcp.Open(kv, tcp.Config{Layout: device.Layout{Ranks: 1, Owner: func(int) int { return 0 }},
+			Getenv: func(k string) string {
+				if k == "MPGO_HEARTBEAT" {
+					return tt.value
+				}
+				return ""
+			}})
+		if d != nil {
+			d.Close()
+		}
+		if ok := err == nil; ok != tt.ok || !ok && (!errors.Is(err, device.ErrBootstrap) || !errors.Is(err, device.ErrArg)) {
+			t.Errorf("MPGO_HEARTBEAT=%q: %v", tt.value, err)
+		}
+	}
 }

@@ -9,6 +9,12 @@
 //	exit       rank 1's process exits abruptly after a barrier, while the
 //	           others wait for it: they must fail with ErrPeerLost
 //	kill       rank 1's process kills itself (SIGKILL) after a barrier
+//	stop       rank 1's process stops itself (SIGSTOP) after a barrier, as
+//	           one wedged outside mpgo would: with MPGO_HEARTBEAT set the
+//	           others must fail with ErrPeerLost within about that time
+//	compute    rank 1 computes for -busy without calling mpgo while the
+//	           others wait for its result: with MPGO_HEARTBEAT set nobody
+//	           may count it lost; rank 0 prints "result after ..."
 //	bench      OSU latency and bandwidth between ranks 0 and 1 beside a raw
 //	           TCP socket between the same processes (see bench.go)
 //	join       the semantics suite through mpgo.Join instead of Main; each
@@ -18,6 +24,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +44,7 @@ func main() {
 	scale := flag.Int("scale", 1, "bench: divide the OSU iteration counts by this")
 	only := flag.String("only", "", "bench: measure only mpgo or only raw")
 	eager := flag.Int("eager", 0, "protocol switch in bytes (0: the default)")
+	busy := flag.Duration("busy", 2*time.Second, "compute: how long rank 1 computes")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file, suffixed with the process id")
 	flag.Parse()
 	mode := flag.Arg(0)
@@ -81,23 +89,52 @@ func main() {
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
 			return err
 		}
-	case "exit", "kill":
+	case "exit", "kill", "stop":
 		fn = func(w *comm.Comm) error {
 			if err := w.Barrier(); err != nil {
 				return err
 			}
 			if w.Rank() == 1 {
 				time.Sleep(100 * time.Millisecond) // the others are waiting by now
-				if mode == "kill" {
+				switch mode {
+				case "kill":
 					syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				case "stop":
+					// Stopped for good: whatever continues it (a shared
+					// machine's stray SIGCONT), it stops again at once.
+					for {
+						syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+					}
 				}
 				os.Exit(3)
 			}
+			start := time.Now()
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 1, 0)
 			if err != nil {
-				fmt.Printf("rank %d: peer lost: %v\n", w.Rank(), errors.Is(err, comm.ErrPeerLost))
+				fmt.Printf("rank %d: peer lost: %v after %v\n", w.Rank(), errors.Is(err, comm.ErrPeerLost), time.Since(start).Round(time.Millisecond))
 			}
 			return err
+		}
+	case "compute":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			buf := make([]byte, 8)
+			switch w.Rank() {
+			case 1:
+				binary.LittleEndian.PutUint64(buf, compute(*busy))
+				if err := w.Send(buf, comm.Byte, 0, 0); err != nil {
+					return err
+				}
+			case 0:
+				start := time.Now()
+				if _, err := w.Recv(buf, comm.Byte, 1, 0); err != nil {
+					return err
+				}
+				fmt.Printf("rank 0: result after %v\n", time.Since(start).Round(time.Millisecond))
+			}
+			return w.Barrier()
 		}
 	case "bench":
 		sizes, err := parseSizes(*sizeList)
@@ -132,4 +169,16 @@ func or(err error, ok string) any {
 		return ok
 	}
 	return err
+}
+
+// compute keeps a core busy for about d without calling anything but the
+// clock now and then: a rank deep in its own work.
+func compute(d time.Duration) uint64 {
+	x := uint64(1)
+	for start := time.Now(); time.Since(start) < d; {
+		for i := uint64(0); i < 1<<22; i++ {
+			x = x*6364136223846793005 + i
+		}
+	}
+	return x
 }

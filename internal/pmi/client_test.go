@@ -262,6 +262,10 @@ func TestDetectAndFromEnvErrors(t *testing.T) {
 		{"srun without pmi", env("SLURM_PROCID", "1", "SLURM_STEP_NUM_TASKS", "4"), pmi.Slurm, "--mpi=pmi2"},
 		{"sbatch shell", env("SLURM_PROCID", "0", "SLURM_NTASKS", "1"), pmi.None, "no PMI_FD"},
 		{"open mpi without root", env("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "2"), pmi.OpenMPI, "MPGO_ROOT"},
+		// Without a secret anyone who reaches MPGO_ROOT could join as a
+		// rank: refused unless MPGO_INSECURE=1 says so.
+		{"open mpi without secret", env("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1", "MPGO_ROOT", "127.0.0.1:0"), pmi.OpenMPI, "MPGO_SECRET"},
+		{"open mpi with a short secret", env("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "1", "MPGO_ROOT", "127.0.0.1:0", "MPGO_SECRET", "test"), pmi.OpenMPI, "MPGO_SECRET"},
 		{"pmi port refused", env("PMI_PORT", "127.0.0.1:1", "PMI_ID", "0"), pmi.PMI, "PMI_PORT"},
 	}
 	for _, tt := range tests {

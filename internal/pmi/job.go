@@ -12,7 +12,8 @@
 //   - Slurm's srun --mpi=pmi2, whose socket accepts the same PMI-1 text
 //     protocol (a missing key answers rc=1 there, rc=-1 with Hydra);
 //   - Open MPI's mpirun (OMPI_COMM_WORLD_*), with addresses exchanged
-//     through a rendezvous the user names (MPGO_ROOT=host:port): [Root].
+//     through a rendezvous the user names (MPGO_ROOT=host:port) and
+//     guards with a secret (MPGO_SECRET): [Root].
 //
 // Every bootstrap is a [Job]: puts become visible to the other processes
 // after a [Job.Fence] that every process calls. Keys and values are

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,10 +24,18 @@ import (
 // and takes part in the fences: each sends the pairs it put, process 0
 // answers every process with all pairs once all have arrived.
 //
-// The exchange is authenticated with an HMAC-SHA256 over a fresh nonce
-// when a secret is given (MPGO_SECRET, the same in every process); without
-// one, anyone who reaches the address during start-up can join the
-// exchange, so give one on shared networks.
+// The address is open to anyone who reaches it, so both ends prove that
+// they hold the job's secret (MPGO_SECRET, the same in every process)
+// before anything else: an HMAC-SHA256 over a nonce from each side, the
+// process's rank and the job's size. A stranger who connects cannot claim
+// a rank, and one who listens at the address first cannot pose as
+// process 0 (the processes refuse its welcome). A rank claimed by two
+// processes that both hold the secret (two jobs started with the same
+// MPGO_ROOT and MPGO_SECRET) fails the second at once and the rendezvous
+// for everyone. Without a secret, or with one shorter than 16 bytes,
+// [NewRoot] refuses to start unless told that the network is trusted
+// ([RootConfig.Insecure], MPGO_INSECURE=1). The rendezvous neither
+// encrypts its traffic nor protects it against an attacker on the path.
 //
 // Safe for concurrent use: requests are serialized.
 type Root struct {
@@ -46,15 +55,34 @@ type Root struct {
 type RootConfig struct {
 	Rank, Size           int
 	LocalRank, LocalSize int
-	Addr                 string        // host:port of process 0's rendezvous
-	Secret               []byte        // shared by every process; may be empty
-	Timeout              time.Duration // for connecting and each fence's peers to arrive (default 60s)
+	Addr                 string // host:port of process 0's rendezvous
+	// Secret is shared by every process of the job, and by nobody else:
+	// at least MinSecret bytes, unless Insecure.
+	Secret []byte
+	// Insecure allows a Secret shorter than MinSecret, or none: then
+	// anyone who reaches Addr during start-up can join the job as one of
+	// its ranks. Only for networks that nobody else reaches.
+	Insecure bool
+	Timeout  time.Duration // for connecting and each fence's peers to arrive (default 60s)
 }
 
+// MinSecret is the shortest job secret the rendezvous takes (unless
+// insecure): 16 bytes are beyond guessing, and each guess costs a
+// connection.
+const MinSecret = 16
+
 const (
-	rootMagic   = "mpgo-root/1"
+	rootMagic   = "mpgo-root/2" // /1 had no secret by default and did not prove process 0
 	rootMaxLine = 16 << 20
+	nonceLen    = 32
 )
+
+// secretHelp says how to give the rendezvous a secret; the error that
+// refuses to start without one ends with it.
+const secretHelp = "set MPGO_SECRET to the same value of 16 bytes or more in every process, " +
+	"passed through the environment rather than the command line, where other users can read it: " +
+	"export MPGO_SECRET=$(head -c16 /dev/urandom | base64); mpirun -x MPGO_ROOT=host:port -x MPGO_SECRET ... " +
+	"(or MPGO_INSECURE=1 where nobody else can reach MPGO_ROOT)"
 
 func rootFromEnv(getenv func(string) string) (Job, error) {
 	var cfg RootConfig
@@ -75,7 +103,18 @@ func rootFromEnv(getenv func(string) string) (Job, error) {
 	if cfg.Addr == "" {
 		return nil, fmt.Errorf("pmi: started by Open MPI's mpirun: set MPGO_ROOT=host:port (a free port on the host of rank 0, e.g. mpirun -x MPGO_ROOT=node1:7000) for the address exchange: %w", ErrNoLauncher)
 	}
+	// The secret is the user's: nothing mpirun puts in the environment
+	// will do. OMPI_MCA_orte_precondition_transports (Open MPI 4's 128-bit
+	// job key, which other accounts cannot read there) comes from
+	// /dev/urandom only when the user's environment has none: mpirun
+	// keeps one that is there, and sites set it from the Slurm job id,
+	// which anyone can list. Job ids and PMIx namespaces are public.
 	cfg.Secret = []byte(getenv("MPGO_SECRET"))
+	if v := getenv("MPGO_INSECURE"); v != "" {
+		if cfg.Insecure, err = strconv.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("pmi: MPGO_INSECURE=%q: want 1 or 0: %w", v, ErrNoLauncher)
+		}
+	}
 	return NewRoot(cfg)
 }
 
@@ -84,6 +123,14 @@ func rootFromEnv(getenv func(string) string) (Job, error) {
 func NewRoot(cfg RootConfig) (*Root, error) {
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size {
 		return nil, fmt.Errorf("pmi: rank %d of a job of %d: %w", cfg.Rank, cfg.Size, ErrNoLauncher)
+	}
+	if len(cfg.Secret) < MinSecret && !cfg.Insecure {
+		what := "no MPGO_SECRET"
+		if len(cfg.Secret) > 0 {
+			what = fmt.Sprintf("an MPGO_SECRET of %d bytes", len(cfg.Secret))
+		}
+		return nil, fmt.Errorf("pmi: rank %d: the rendezvous at MPGO_ROOT=%s with %s would let anyone who reaches it join the job as one of its ranks; %s: %w",
+			cfg.Rank, cfg.Addr, what, secretHelp, ErrNoLauncher)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
@@ -104,7 +151,7 @@ func NewRoot(cfg RootConfig) (*Root, error) {
 	conn, err := dialRetry(cfg.Addr, cfg.Timeout)
 	if err == nil {
 		j.conn, j.r = conn, bufio.NewReaderSize(conn, 4096)
-		err = j.hello(cfg.Secret, cfg.Timeout)
+		err = j.hello(cfg.Addr, cfg.Secret, cfg.Timeout)
 	}
 	if err != nil {
 		if j.conn != nil {
@@ -144,39 +191,55 @@ func dialRetry(addr string, timeout time.Duration) (net.Conn, error) {
 	}
 }
 
-// rootMAC authenticates a process's hello.
-func rootMAC(secret, nonce []byte, rank int) []byte {
+// rootMAC proves that the sender of a hello or a welcome holds the secret:
+// it covers both nonces, the rank and the job's size, and what is proved
+// (label), so that neither message can be replayed as the other or for
+// another rank.
+func rootMAC(secret []byte, label string, serverNonce, clientNonce []byte, rank, size int) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(rootMagic))
-	m.Write(nonce)
-	m.Write([]byte(strconv.Itoa(rank)))
+	m.Write([]byte(rootMagic + " " + label + " "))
+	m.Write(serverNonce)
+	m.Write(clientNonce)
+	m.Write(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(rank)), uint64(size)))
 	return m.Sum(nil)
 }
 
-func (j *Root) hello(secret []byte, timeout time.Duration) error {
+// hello proves to process 0's rendezvous at addr that this process holds
+// the secret, and makes process 0 prove it back.
+func (j *Root) hello(addr string, secret []byte, timeout time.Duration) error {
 	j.conn.SetDeadline(time.Now().Add(timeout))
 	defer j.conn.SetDeadline(time.Time{})
-	line, err := readLimited(j.r, rootMaxLine)
+	line, err := readLimited(j.r, 1024)
 	if err != nil {
-		return fmt.Errorf("pmi: rendezvous: %w: %w", ErrProtocol, err)
+		return fmt.Errorf("pmi: rendezvous MPGO_ROOT=%s: %w: %w", addr, ErrProtocol, err)
 	}
 	cmd, f := parseCmd(line)
-	nonce, err := hex.DecodeString(f["nonce"])
-	if cmd != rootMagic || err != nil || len(nonce) != 32 {
-		return fmt.Errorf("pmi: rendezvous sent %q: %w", line, ErrProtocol)
+	serverNonce, err := hex.DecodeString(f["nonce"])
+	if cmd != rootMagic || err != nil || len(serverNonce) != nonceLen {
+		return fmt.Errorf("pmi: rendezvous MPGO_ROOT=%s sent %.60q, not an mpgo rendezvous (%s): %w", addr, line, rootMagic, ErrProtocol)
 	}
-	mac := hex.EncodeToString(rootMAC(secret, nonce, j.rank))
-	_, err = fmt.Fprintf(j.conn, "hello rank=%d size=%d mac=%s\n", j.rank, j.size, mac)
+	clientNonce := make([]byte, nonceLen)
+	rand.Read(clientNonce)
+	mac := rootMAC(secret, "hello", serverNonce, clientNonce, j.rank, j.size)
+	_, err = fmt.Fprintf(j.conn, "hello rank=%d size=%d nonce=%x mac=%x\n", j.rank, j.size, clientNonce, mac)
 	if err == nil {
-		line, err = readLimited(j.r, rootMaxLine)
+		line, err = readLimited(j.r, 1024)
 	}
 	if err != nil {
-		return fmt.Errorf("pmi: rendezvous hello: %w: %w", ErrProtocol, err)
+		return fmt.Errorf("pmi: rendezvous MPGO_ROOT=%s: hello from rank %d: %w: %w", addr, j.rank, ErrProtocol, err)
 	}
-	if line != "welcome" {
-		return fmt.Errorf("pmi: rendezvous refused rank %d: %q: %w", j.rank, line, ErrProtocol)
+	cmd, f = parseCmd(line)
+	switch cmd {
+	case "welcome":
+		got, err := hex.DecodeString(f["mac"])
+		if err != nil || !hmac.Equal(got, rootMAC(secret, "welcome", serverNonce, clientNonce, j.rank, j.size)) {
+			return fmt.Errorf("pmi: rank %d: the rendezvous at MPGO_ROOT=%s does not hold the job's secret: another program listens there, or process 0 has another MPGO_SECRET: %w", j.rank, addr, ErrProtocol)
+		}
+		return nil
+	case "taken":
+		return fmt.Errorf("pmi: rendezvous MPGO_ROOT=%s: rank %d is taken: another process holding the job's secret joined as rank %d first (two jobs started with the same MPGO_ROOT and MPGO_SECRET?); the rendezvous fails for every process: %w", addr, j.rank, j.rank, ErrProtocol)
 	}
-	return nil
+	return fmt.Errorf("pmi: rendezvous MPGO_ROOT=%s refused rank %d (%.40q): the processes do not share MPGO_SECRET, or disagree on the job's size (%d): %w", addr, j.rank, line, j.size, ErrProtocol)
 }
 
 func (j *Root) Rank() int      { return j.rank }
@@ -223,6 +286,9 @@ func (j *Root) Fence() error {
 		return fmt.Errorf("pmi: fence: %w: %w", ErrProtocol, err)
 	}
 	cmd, f := parseCmd(line)
+	if cmd == "failed" && f["why"] == "taken" {
+		return fmt.Errorf("pmi: fence: rank %s of the job was claimed by two processes holding the job's secret (two jobs started with the same MPGO_ROOT and MPGO_SECRET?): the rendezvous failed: %w", f["rank"], ErrProtocol)
+	}
 	if cmd != "fenced" {
 		return fmt.Errorf("pmi: fence: got %.40q: %w", line, ErrProtocol)
 	}
@@ -319,7 +385,8 @@ type rootServer struct {
 
 	mu        sync.Mutex // guards everything below
 	conns     map[net.Conn]bool
-	ranks     map[int]bool // ranks that said hello
+	ranks     map[int]bool      // ranks that proved their hello
+	joined    map[net.Conn]bool // the connections of those ranks
 	finalized int
 	fence     map[string]string // pairs put in the current fence
 	waiting   []net.Conn        // processes in the current fence
@@ -331,7 +398,7 @@ type rootServer struct {
 
 func newRootServer(ln net.Listener, n int, secret []byte, timeout time.Duration) *rootServer {
 	s := &rootServer{ln: ln, n: n, secret: secret, timeout: timeout, conns: map[net.Conn]bool{},
-		ranks: map[int]bool{}, fence: map[string]string{}, visible: map[string]string{},
+		ranks: map[int]bool{}, joined: map[net.Conn]bool{}, fence: map[string]string{}, visible: map[string]string{},
 		allDone: make(chan struct{}), dead: make(chan struct{})}
 	s.wg.Add(1)
 	go s.accept()
@@ -384,6 +451,7 @@ func (s *rootServer) serve(c net.Conn) {
 				close(s.allDone)
 			}
 			delete(s.conns, c)
+			delete(s.joined, c)
 			s.mu.Unlock()
 			c.Close()
 			return
@@ -394,13 +462,18 @@ func (s *rootServer) serve(c net.Conn) {
 	}
 }
 
-// greet authenticates a process: nonce out, hello with the MAC back.
+// greet authenticates a process: a nonce out; a hello back that proves
+// the secret for a rank nobody holds yet; a welcome that proves it in
+// turn. A hello that proves nothing is refused and claims nothing. A
+// proven hello for a taken rank is answered "taken" and fails the
+// rendezvous: two processes of the job's secret claim one rank, and
+// nothing tells which is the real one.
 func (s *rootServer) greet(c net.Conn, r *bufio.Reader) error {
 	c.SetDeadline(time.Now().Add(s.timeout))
 	defer c.SetDeadline(time.Time{})
-	nonce := make([]byte, 32)
-	rand.Read(nonce)
-	if _, err := fmt.Fprintf(c, "%s nonce=%s\n", rootMagic, hex.EncodeToString(nonce)); err != nil {
+	serverNonce := make([]byte, nonceLen)
+	rand.Read(serverNonce)
+	if _, err := fmt.Fprintf(c, "%s nonce=%x\n", rootMagic, serverNonce); err != nil {
 		return err
 	}
 	line, err := readLimited(r, 1024)
@@ -410,21 +483,26 @@ func (s *rootServer) greet(c net.Conn, r *bufio.Reader) error {
 	cmd, f := parseCmd(line)
 	rank, err1 := strconv.Atoi(f["rank"])
 	size, err2 := strconv.Atoi(f["size"])
-	mac, err3 := hex.DecodeString(f["mac"])
-	if cmd != "hello" || err1 != nil || err2 != nil || err3 != nil || size != s.n || rank < 0 || rank >= s.n ||
-		!hmac.Equal(mac, rootMAC(s.secret, nonce, rank)) {
+	clientNonce, err3 := hex.DecodeString(f["nonce"])
+	mac, err4 := hex.DecodeString(f["mac"])
+	if cmd != "hello" || err1 != nil || err2 != nil || err3 != nil || err4 != nil || len(clientNonce) != nonceLen ||
+		!hmac.Equal(mac, rootMAC(s.secret, "hello", serverNonce, clientNonce, rank, size)) || size != s.n || rank < 0 || rank >= s.n {
 		fmt.Fprintf(c, "refused\n")
 		return ErrProtocol
 	}
 	s.mu.Lock()
-	dup := s.ranks[rank]
+	taken := s.ranks[rank]
 	s.ranks[rank] = true
+	if !taken {
+		s.joined[c] = true
+	}
 	s.mu.Unlock()
-	if dup {
-		fmt.Fprintf(c, "refused duplicate\n")
+	if taken {
+		fmt.Fprintf(c, "taken rank=%d\n", rank)
+		s.failWith(fmt.Sprintf("failed why=taken rank=%d\n", rank))
 		return ErrProtocol
 	}
-	_, err = fmt.Fprintf(c, "welcome\n")
+	_, err = fmt.Fprintf(c, "welcome mac=%x\n", rootMAC(s.secret, "welcome", serverNonce, clientNonce, rank, size))
 	return err
 }
 
@@ -466,11 +544,21 @@ func (s *rootServer) drop(c net.Conn) {
 }
 
 // fail tears the rendezvous down: every connection and the listener close.
-func (s *rootServer) fail() {
+func (s *rootServer) fail() { s.failWith("") }
+
+// failWith is fail that first tells the processes that joined why, with
+// the line why (if not empty): those in a fence read it as its answer.
+func (s *rootServer) failWith(why string) {
 	s.mu.Lock()
 	if !s.failed {
 		s.failed = true
 		close(s.dead)
+		if why != "" {
+			for c := range s.joined {
+				c.SetWriteDeadline(time.Now().Add(time.Second))
+				io.WriteString(c, why)
+			}
+		}
 	}
 	for c := range s.conns {
 		c.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,13 @@ type conn struct {
 	lastSend atomic.Int64
 	coalesce atomic.Bool  // queue the frames of a burst (see burstGap)
 	skipped  atomic.Int32 // burst frames written directly while coalesce was off
+	// reads and writes count the reads from nc that returned bytes and the
+	// writes to it that completed: the heartbeat's signs of traffic.
+	reads, writes atomic.Uint64
+	// What the heartbeat goroutine saw at its last beat, and whether it
+	// watches nc with a read deadline; only it touches these.
+	beatReads, beatWrites uint64
+	watching              bool
 
 	wmu  sync.Mutex // the writer role
 	hbuf []byte     // headers of the batch being written (under wmu)
@@ -163,6 +171,7 @@ func (c *conn) dial() {
 	}
 	c.terms, c.credit, c.ready = terms, terms.Window, true
 	c.mu.Unlock()
+	c.t.signalJoined()
 	c.t.wg.Add(1)
 	c.startReading()
 	c.kickWriter()
@@ -413,8 +422,7 @@ func (c *conn) queueCtrl(h Header) {
 	c.mu.Unlock()
 	var err error
 	if ready && len(iov) > 0 {
-		w := iov // WriteTo consumes the slice it is given
-		_, err = w.WriteTo(nc)
+		err = c.writeBuffers(nc, iov)
 	}
 	c.iov = iov[:0]
 	if err == nil && fin {
@@ -428,6 +436,68 @@ func (c *conn) queueCtrl(h Header) {
 	} else if fin {
 		c.kickWriter() // it half-closes and exits
 	}
+}
+
+// beat is the heartbeat's visit to the connection, a quarter heartbeat
+// after the last (see Config.Heartbeat). When something was read since
+// the last visit it moves nc's read deadline a heartbeat ahead: the reader
+// fails the connection when it passes (watchedReader). When nothing was
+// written since the last visit it queues a Ping: an idle connection
+// carries one every quarter heartbeat, so that the other end reads one at
+// most half a heartbeat after the last, and the other half is the margin
+// for delays. The Ping goes to the writer goroutine, so that the
+// heartbeat never waits on a socket. Called on the heartbeat goroutine
+// only.
+func (c *conn) beat(now time.Time) {
+	c.mu.Lock()
+	watched := c.ready && c.err == nil && !c.finQueued && !c.finRecv
+	nc := c.nc
+	c.mu.Unlock()
+	if !watched {
+		if c.watching { // ending: its Fin and EOF come without pings
+			nc.SetReadDeadline(time.Time{})
+			c.watching = false
+		}
+		return
+	}
+	if r := c.reads.Load(); r != c.beatReads || !c.watching {
+		c.beatReads, c.watching = r, true
+		nc.SetReadDeadline(now.Add(c.t.cfg.Heartbeat))
+	}
+	w := c.writes.Load()
+	if w == c.beatWrites && c.queuePing() {
+		c.kickWriter()
+		w++ // the ping's own write: not traffic, so the next beat pings again
+	}
+	c.beatWrites = w
+}
+
+// queuePing queues a Ping unless the connection is ending or a control
+// frame is queued already (it will do as well); it reports whether it
+// did.
+func (c *conn) queuePing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.finQueued || len(c.ctrl) > 0 {
+		return false
+	}
+	c.ctrl = append(c.ctrl, Header{Kind: KindPing})
+	return true
+}
+
+// host returns " on host H", H the host at the other end, or "".
+func (c *conn) host() string {
+	c.mu.Lock()
+	nc := c.nc
+	c.mu.Unlock()
+	if nc == nil {
+		return ""
+	}
+	h, _, err := net.SplitHostPort(nc.RemoteAddr().String())
+	if err != nil {
+		return ""
+	}
+	return " on host " + h
 }
 
 // smallWrite is the payload size up to which a frame is copied behind its
@@ -444,11 +514,22 @@ func (c *conn) writeOne(nc net.Conn, h *Header, payload []byte) error {
 	if len(payload) <= smallWrite {
 		b = append(b, payload...)
 		_, err := nc.Write(b)
+		if err == nil {
+			c.writes.Add(1)
+		}
 		return err
 	}
 	c.iov = append(c.iov[:0], b, payload)
-	iov := c.iov // WriteTo consumes the slice it is given
-	_, err := iov.WriteTo(nc)
+	return c.writeBuffers(nc, c.iov)
+}
+
+// writeBuffers writes iov with one writev. wmu must be held.
+func (c *conn) writeBuffers(nc net.Conn, iov net.Buffers) error {
+	w := iov // WriteTo consumes the slice it is given
+	_, err := w.WriteTo(nc)
+	if err == nil {
+		c.writes.Add(1)
+	}
 	return err
 }
 
@@ -542,8 +623,7 @@ func (c *conn) flush() error {
 			c.iov = iov
 			return nil
 		}
-		w := iov // WriteTo consumes the slice it is given
-		_, err := w.WriteTo(nc)
+		err := c.writeBuffers(nc, iov)
 		c.iov = iov[:0]
 		if err != nil {
 			err = c.t.wrap(c.proc, fmt.Errorf("wire: writing to process %d: %w: %w", c.proc, ErrPeerGone, err))
@@ -613,12 +693,60 @@ const readBuffer = 72 << 10
 
 // startReading starts the reader goroutine (t.wg counted by the caller).
 func (c *conn) startReading() {
-	c.br = bufio.NewReaderSize(c.nc, readBuffer)
+	c.br = bufio.NewReaderSize(watchedReader{c, c.nc}, readBuffer)
 	go c.readLoop()
 }
 
-// errMalformed wraps a protocol violation by the peer.
+// silentError is the error of a connection on which nothing arrived for
+// a heartbeat; it wraps ErrPeerGone.
+type silentError struct{ error }
+
+func (e silentError) Unwrap() error { return e.error }
+
+// silent reports whether err is, or wraps, a silentError.
+func silent(err error) bool {
+	var s silentError
+	return errors.As(err, &s)
+}
+
+// watchedReader is the socket as the connection's reader sees it: reads
+// that return bytes are counted for the heartbeat (any part of a frame is
+// a sign of life, also the middle of a long payload), and when the
+// heartbeat's read deadline passes it waits a quarter heartbeat more
+// before it fails with a silentError. Bytes that waited in the socket count:
+// the reader itself may have been slow to run. And a whole machine that
+// stood still (its processes stopped together, or a pause of the
+// runtime) leaves every deadline passed and nothing sent meanwhile: the
+// peer's heartbeat pings within a quarter once it runs again.
+type watchedReader struct {
+	c  *conn
+	nc net.Conn
+}
+
+func (r watchedReader) Read(p []byte) (int, error) {
+	n, err := r.nc.Read(p)
+	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		r.nc.SetReadDeadline(time.Now().Add(r.c.t.cfg.Heartbeat / 4))
+		n, err = r.nc.Read(p)
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			c := r.c
+			return 0, silentError{fmt.Errorf("wire: process %d%s sent nothing for over %v (heartbeat %v): it is stopped, hung or cut off: %w",
+				c.proc, c.host(), c.t.cfg.Heartbeat*5/4, c.t.cfg.Heartbeat, ErrPeerGone)}
+		}
+		r.nc.SetReadDeadline(time.Now().Add(r.c.t.cfg.Heartbeat)) // until the next beat moves it
+	}
+	if n > 0 {
+		r.c.reads.Add(1)
+	}
+	return n, err
+}
+
+// errMalformed wraps a protocol violation by the peer (its silence in
+// the middle of a frame is none: that error stays as it is).
 func (c *conn) errMalformed(err error) error {
+	if silent(err) {
+		return err
+	}
 	return fmt.Errorf("wire: process %d sent a bad frame: %w: %w", c.proc, ErrPeerGone, err)
 }
 
@@ -642,9 +770,10 @@ func (c *conn) readLoop() {
 			c.mu.Lock()
 			clean := c.finRecv && errors.Is(err, io.EOF)
 			c.mu.Unlock()
-			if clean {
+			switch {
+			case clean:
 				err = fmt.Errorf("wire: process %d closed its end of the job: %w", c.proc, ErrPeerGone)
-			} else {
+			case !silent(err):
 				err = fmt.Errorf("wire: connection with process %d lost: %w: %w", c.proc, ErrPeerGone, err)
 			}
 			c.fail(err)
@@ -697,6 +826,7 @@ func (c *conn) handleSteer(h *Header) error {
 		c.kickWriter()
 	case KindFin:
 		c.finReceived()
+	case KindPing: // read: that was all it was for
 	default:
 		return fmt.Errorf("a %s frame towards the dialer", h.Kind)
 	}
@@ -781,6 +911,7 @@ func (c *conn) handleMessage(h *Header) error {
 		if !closing {
 			c.t.cfg.Handler.Finished(c.proc)
 		}
+	case KindPing: // read: that was all it was for
 	default:
 		return fmt.Errorf("a %s frame towards the acceptor", h.Kind)
 	}

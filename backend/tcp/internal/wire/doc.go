@@ -68,4 +68,17 @@
 // frame) makes its process lost: transfers with it fail with errors
 // wrapping [ErrPeerGone], and the [Handler] is told. Abort closes every
 // connection at once, so that the peers see this process lost.
+//
+// # Heartbeat
+//
+// A process that is stopped (SIGSTOP, a debugger) or wedged keeps its
+// connections open: its kernel answers for it, keep-alive included. With
+// [Config.Heartbeat] set, each end of a connection writes a Ping frame
+// every quarter heartbeat in which it wrote nothing else, and a
+// connection on which nothing arrived for a heartbeat (and a quarter, to
+// tell a slow reader or a machine that stood still from a silent peer)
+// ends as lost. Pings are written and read by the transport's own
+// goroutines, so a process whose ranks compute for a long time without
+// calling the transport is not lost. The processes also form a ring of
+// connections, each to the next, so that every process is watched.
 package wire

@@ -18,6 +18,7 @@ const (
 	KindCTS                    // clear to send: the receive matched the RTS Seq
 	KindCredit                 // Size bytes of credit returned to the sender
 	KindFin                    // the last frame this side sends on the connection
+	KindPing                   // nothing but a sign of life (Config.Heartbeat)
 )
 
 func (k Kind) String() string {
@@ -34,6 +35,8 @@ func (k Kind) String() string {
 		return "credit"
 	case KindFin:
 		return "fin"
+	case KindPing:
+		return "ping"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -48,7 +51,7 @@ const (
 // 56-byte little-endian header, then Len payload bytes:
 //
 //	off size field
-//	  0   1  kind      Eager, RTS, Data (dialer → acceptor); CTS, Credit (back); Fin (both)
+//	  0   1  kind      Eager, RTS, Data (dialer → acceptor); CTS, Credit (back); Fin, Ping (both)
 //	  1   1  flags     Sync on an RTS, Discard on a CTS
 //	  2   1  type      the message's element type (opaque here)
 //	  3   1  reserved  zero
@@ -175,9 +178,9 @@ func Decode(b []byte, lim *Limits) (Header, error) {
 			if h.Flags != 0 || h.Seq != 0 || h.Size == 0 || h.Size > math.MaxInt32 {
 				return Header{}, fmt.Errorf("%w: credit of %d", ErrFrame, h.Size)
 			}
-		case KindFin:
+		case KindFin, KindPing:
 			if h.Flags != 0 || h.Seq != 0 || h.Size != 0 {
-				return Header{}, fmt.Errorf("%w: fin with fields set", ErrFrame)
+				return Header{}, fmt.Errorf("%w: %s with fields set", ErrFrame, h.Kind)
 			}
 		default:
 			return Header{}, fmt.Errorf("%w: unknown kind %d", ErrFrame, b[0])

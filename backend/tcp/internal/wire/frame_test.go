@@ -26,6 +26,7 @@ func validHeaders() []wire.Header {
 		{Kind: wire.KindCTS, Flags: wire.FlagDiscard, Seq: 3},
 		{Kind: wire.KindCredit, Size: 1 << 20},
 		{Kind: wire.KindFin},
+		{Kind: wire.KindPing},
 	}
 }
 
@@ -68,6 +69,9 @@ func TestDecodeRejects(t *testing.T) {
 		{"huge credit", wire.Header{Kind: wire.KindCredit, Size: 1 << 40}, false},
 		{"fin with seq", wire.Header{Kind: wire.KindFin, Seq: 1}, false},
 		{"fin with payload", wire.Header{Kind: wire.KindFin, Len: 1 << 31}, true},
+		{"ping with size", wire.Header{Kind: wire.KindPing, Size: 1}, false},
+		{"ping with payload", wire.Header{Kind: wire.KindPing, Len: 1}, true},
+		{"ping with an envelope", wire.Header{Kind: wire.KindPing, Tag: 1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,9 +40,10 @@ type Handler interface {
 	// every Arrive from proc; not once Close or Abort began.
 	Finished(proc int)
 	// Lost reports that process proc broke off: its connection failed
-	// without a Fin. Pending transfers with it have failed or will fail
-	// with an error wrapping ErrPeerGone. Called at most once per process,
-	// never after Close or Abort began, from a transport goroutine.
+	// without a Fin, or stayed silent for longer than Config.Heartbeat.
+	// Pending transfers with it have failed or will fail with an error
+	// wrapping ErrPeerGone. Called at most once per process, never after
+	// Close or Abort began, from a transport goroutine.
 	Lost(proc int, err error)
 }
 
@@ -87,6 +88,21 @@ type Config struct {
 	// KeepAlive is the TCP keep-alive idle time (default 15s), after which
 	// a silent dead host is detected within a few more intervals.
 	KeepAlive time.Duration
+	// Heartbeat, when not zero, is how long a connection may stay silent
+	// before its process counts as lost (at least MinHeartbeat; it is
+	// declared lost after a heartbeat and a quarter or a half of silence):
+	// TCP's keep-alive notices a dead host, but the kernel of a process
+	// that is stopped (SIGSTOP) or wedged keeps its connections open and
+	// answers for it. Each end of a connection writes a Ping frame every
+	// quarter heartbeat in which it wrote nothing else, and anything it
+	// reads counts as a sign of life: a frame, or part of one, also one
+	// that waited in the socket while the reader was slow to run. Both
+	// are done by the transport's goroutines, whatever the ranks' code is
+	// doing. So that every process is watched, also by processes it never
+	// exchanges messages with, Start connects each process to the next (a
+	// ring) and waits until the previous one connected to it. The
+	// processes of a job must agree on it.
+	Heartbeat time.Duration
 	// WrapError, when set, is applied to every error the transport
 	// reports about process proc (through done, Send, Pull), so that they
 	// wrap the caller's own sentinels as well; it should return an error
@@ -97,6 +113,11 @@ type Config struct {
 // MessageCost is the credit a message costs beyond its eager payload: a
 // bound on what a queued message occupies at its receiver.
 const MessageCost = 256
+
+// MinHeartbeat is the shortest Config.Heartbeat: the scheduling delays and
+// garbage-collection pauses of a loaded machine must not count as a lost
+// process.
+const MinHeartbeat = 100 * time.Millisecond
 
 const (
 	defaultEager  = 512 << 10
@@ -123,7 +144,8 @@ type Transport struct {
 	shaking  map[net.Conn]struct{} // accepted, in the handshake
 	started  bool
 	closing  bool
-	stopped  atomic.Bool // closing, for outConn's path without mu
+	stopped  atomic.Bool   // closing, for outConn's path without mu
+	joined   chan struct{} // signalled (never blocking) when a connection passed its handshake
 }
 
 // New checks cfg and returns a transport that accepts connections once
@@ -142,6 +164,8 @@ func New(cfg Config) (*Transport, error) {
 		return nil, fmt.Errorf("%w: eager limit %d, want 0 to %d", ErrConfig, cfg.EagerLimit, MaxEagerLimit)
 	case cfg.Window < 0 || cfg.Window > maxWindow || cfg.Chunk < 0 || cfg.Chunk > maxChunk:
 		return nil, fmt.Errorf("%w: window %d, chunk %d", ErrConfig, cfg.Window, cfg.Chunk)
+	case cfg.Heartbeat < 0 || cfg.Heartbeat > 0 && cfg.Heartbeat < MinHeartbeat:
+		return nil, fmt.Errorf("%w: heartbeat %v, want 0 (none) or at least %v", ErrConfig, cfg.Heartbeat, MinHeartbeat)
 	}
 	if cfg.EagerLimit == 0 {
 		cfg.EagerLimit = defaultEager
@@ -159,7 +183,7 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{cfg: cfg,
 		out: make([]atomic.Pointer[conn], cfg.Procs), in: make([]*conn, cfg.Procs),
 		gone: make([]error, cfg.Procs), lost: make([]bool, cfg.Procs), finished: make([]bool, cfg.Procs),
-		conns: map[*conn]struct{}{}, shaking: map[net.Conn]struct{}{}}
+		conns: map[*conn]struct{}{}, shaking: map[net.Conn]struct{}{}, joined: make(chan struct{}, 1)}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
 }
@@ -185,16 +209,103 @@ func (t *Transport) window(eager int) int {
 	return min(max(t.cfg.Window, 4*(eager+MessageCost)), maxWindow)
 }
 
-// Start begins accepting connections.
-func (t *Transport) Start() {
+// Start begins accepting connections. With a Heartbeat it also starts
+// watching them, connects to the next process of the ring and waits until
+// that connection and the previous process's to this one passed their
+// handshakes (at most DialTimeout and HandshakeTimeout): from then on
+// neither process can finish or break off unnoticed by the other. It
+// fails when they do not, with an error wrapping ErrPeerGone.
+func (t *Transport) Start() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.started || t.closing {
-		return
+		t.mu.Unlock()
+		return nil
 	}
 	t.started = true
 	t.wg.Add(1)
 	go t.acceptLoop()
+	if t.cfg.Heartbeat > 0 {
+		t.wg.Add(1)
+		go t.heartbeat()
+	}
+	t.mu.Unlock()
+	if t.cfg.Heartbeat == 0 || t.cfg.Procs == 1 {
+		return nil
+	}
+	return t.ring()
+}
+
+// ring connects to the next process and waits until that connection and
+// the previous process's connection to this one are up.
+func (t *Transport) ring() error {
+	next, prev := (t.cfg.Self+1)%t.cfg.Procs, (t.cfg.Self+t.cfg.Procs-1)%t.cfg.Procs
+	out, err := t.outConn(next)
+	if err != nil {
+		return err
+	}
+	timeout := time.NewTimer(t.cfg.DialTimeout + t.cfg.HandshakeTimeout)
+	defer timeout.Stop()
+	for {
+		out.mu.Lock()
+		ready, oerr := out.ready, out.err
+		out.mu.Unlock()
+		t.mu.Lock()
+		in, gone := t.in[prev], t.gone[prev]
+		t.mu.Unlock()
+		switch { // up first: a neighbour may finish as soon as its side is up
+		case ready && in != nil:
+			return nil
+		case oerr != nil:
+			return oerr
+		case gone != nil:
+			return gone
+		}
+		select {
+		case <-t.joined:
+		case <-t.ctx.Done():
+			return t.wrap(prev, fmt.Errorf("wire: %w", ErrClosed))
+		case <-timeout.C:
+			if !ready {
+				return t.wrap(next, fmt.Errorf("wire: process %d, the next in the heartbeat ring, did not answer: %w", next, ErrPeerGone))
+			}
+			return t.wrap(prev, fmt.Errorf("wire: process %d, the previous in the heartbeat ring, did not connect: %w", prev, ErrPeerGone))
+		}
+	}
+}
+
+// signalJoined wakes ring: a connection passed its handshake.
+func (t *Transport) signalJoined() {
+	select {
+	case t.joined <- struct{}{}:
+	default:
+	}
+}
+
+// heartbeat is the transport's watch when Config.Heartbeat is set: four
+// times a heartbeat it visits every connection (conn.beat).
+func (t *Transport) heartbeat() {
+	defer t.wg.Done()
+	tick := time.NewTicker(t.cfg.Heartbeat / 4)
+	defer tick.Stop()
+	var conns []*conn
+	for {
+		select {
+		case <-tick.C:
+		case <-t.ctx.Done():
+			return
+		}
+		now := time.Now()
+		t.mu.Lock()
+		conns = conns[:0]
+		for c := range t.conns {
+			conns = append(conns, c)
+		}
+		t.mu.Unlock()
+		for _, c := range conns {
+			c.beat(now)
+		}
+		clear(conns)
+	}
 }
 
 // Addr returns the address the transport listens on.
@@ -330,6 +441,7 @@ func (t *Transport) accept(nc net.Conn) {
 	t.conns[c] = struct{}{}
 	t.wg.Add(2)
 	t.mu.Unlock()
+	t.signalJoined()
 	c.startReading()
 	go c.writeLoop()
 }

@@ -98,32 +98,65 @@ func (n *node) lostErr(proc int) error {
 // cluster starts n transports on loopback, one rank per process.
 func cluster(t *testing.T, n int, tweak func(i int, c *wire.Config)) []*node {
 	t.Helper()
-	addrs := make([]string, n)
+	lns, addrs := listeners(t, n)
 	nodes := make([]*node, n)
 	for i := range nodes {
+		nodes[i] = newNode(t, i, lns, addrs, tweak)
+	}
+	startAll(t, nodes)
+	return nodes
+}
+
+// listeners opens n loopback listeners: the job's processes' sockets.
+func listeners(t *testing.T, n int) ([]net.Listener, []string) {
+	t.Helper()
+	lns := make([]net.Listener, n)
+	addrs := make([]string, n)
+	for i := range lns {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		addrs[i] = ln.Addr().String()
-		nd := &node{self: i, lost: map[int]error{}, arrived: make(chan struct{}, 1)}
-		cfg := wire.Config{Self: i, Procs: n, Ranks: n, Owner: func(r int) int { return r },
-			Secret: testSecret, Listener: ln, Handler: nd,
-			Addr:             func(p int) (string, error) { return addrs[p], nil },
-			HandshakeTimeout: 2 * time.Second, CloseTimeout: 2 * time.Second}
-		if tweak != nil {
-			tweak(i, &cfg)
-		}
-		nd.t, err = wire.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = nd
+		lns[i], addrs[i] = ln, ln.Addr().String()
 	}
+	return lns, addrs
+}
+
+// newNode makes process i of the job whose processes listen on lns (at
+// addrs), its configuration changed by tweak (when not nil).
+func newNode(t *testing.T, i int, lns []net.Listener, addrs []string, tweak func(i int, c *wire.Config)) *node {
+	t.Helper()
+	n := len(lns)
+	nd := &node{self: i, lost: map[int]error{}, arrived: make(chan struct{}, 1)}
+	cfg := wire.Config{Self: i, Procs: n, Ranks: n, Owner: func(r int) int { return r },
+		Secret: testSecret, Listener: lns[i], Handler: nd,
+		Addr:             func(p int) (string, error) { return addrs[p], nil },
+		HandshakeTimeout: 2 * time.Second, CloseTimeout: 2 * time.Second}
+	if tweak != nil {
+		tweak(i, &cfg)
+	}
+	var err error
+	if nd.t, err = wire.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return nd
+}
+
+// startAll starts the nodes' transports, concurrently: with a heartbeat,
+// Start waits for the ring's neighbours to start too.
+func startAll(t *testing.T, nodes []*node) {
+	t.Helper()
+	var wg sync.WaitGroup
 	for _, nd := range nodes {
-		nd.t.Start()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := nd.t.Start(); err != nil {
+				t.Errorf("process %d: Start: %v", nd.self, err)
+			}
+		}()
 	}
-	return nodes
+	wg.Wait()
 }
 
 func closeAll(nodes []*node) {
