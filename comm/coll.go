@@ -309,7 +309,7 @@ func (c *Comm) checkRoot(what string, root int) error {
 
 // whole reports an error unless b holds whole elements of t.
 func whole(what, name string, b []byte, t Type) error {
-	if len(b)%t.Size() != 0 {
+	if !t.holds(len(b)) {
 		return fmt.Errorf("comm: %s: %s of %d bytes is not a whole number of %v: %w", what, name, len(b), t, ErrArg)
 	}
 	return nil

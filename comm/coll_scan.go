@@ -75,6 +75,9 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
 		}
 	}
+	if local == nil && !t.holds(k) {
+		local = fmt.Errorf("comm: %s: blocks of %d bytes are not a whole number of %v: %w", what, k, t, ErrArg)
+	}
 	if local != nil { // go on with buffers of the right shape, to fail with the others
 		k = len(send) / c.size
 		recv = alignedBytes(k)

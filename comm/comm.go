@@ -93,7 +93,11 @@ func (c *Comm) usable() error {
 	return c.w.Err()
 }
 
-func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
+// checkSend checks the arguments of a send of n bytes of type t: n must
+// be a whole number of elements, as the receiver counts them (a partial
+// element would arrive as Count 0 with bytes written), as the collectives
+// check their buffers.
+func (c *Comm) checkSend(n int, t Type, dst, tag int) error {
 	if err := c.usable(); err != nil {
 		return fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
 	}
@@ -105,6 +109,9 @@ func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
 	}
 	if !t.Valid() {
 		return fmt.Errorf("comm: send of %v: %w", t, ErrArg)
+	}
+	if !t.holds(n) {
+		return fmt.Errorf("comm: send to rank %d tag %d: %d bytes is not a whole number of %v: %w", dst, tag, n, t, ErrArg)
 	}
 	return nil
 }
@@ -131,7 +138,7 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, poo
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, pooled)
 	}
-	if err := c.checkSend(buf, t, dst, tag); err != nil {
+	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
 		return nil, err
 	}
 	r := c.newReq(engine.KindSend, pooled)

@@ -50,6 +50,16 @@ func (ic *Intercomm) Bcast(buf []byte, t Type, root int) error {
 		if err := ic.local.usable(); err != nil {
 			return fmt.Errorf("comm: %s: %w", what, err)
 		}
+		if err := checkType(what, t); err != nil {
+			return err
+		}
+		if err := whole(what, "buffer", buf, t); err != nil {
+			// The receiving leader waits for a message of t: an empty
+			// one of bytes takes the data's place and fails it (and its
+			// group) with ErrType, instead of leaving it waiting.
+			ic.remote.coll().Send(nil, Byte, 0, tagInterBcast) //nolint:errcheck // err is the outcome
+			return err
+		}
 		return ic.remote.coll().Send(buf, t, 0, tagInterBcast)
 	case root < 0 || root >= ic.remote.size:
 		return fmt.Errorf("comm: %s from rank %d of a remote group of %d: %w", what, root, ic.remote.size, ErrRank)
@@ -99,11 +109,15 @@ func (ic *Intercomm) Alltoall(send, recv []byte, t Type) error {
 	}
 	n := ic.remote.size
 	var local error
-	if len(send)%n != 0 || len(recv)%n != 0 {
+	sk, rk := len(send)/n, len(recv)/n
+	switch {
+	case len(send)%n != 0 || len(recv)%n != 0:
 		local = fmt.Errorf("comm: %s: %d bytes to send and %d to receive are not %d blocks each: %w",
 			what, len(send), len(recv), n, ErrArg)
+	case !t.holds(sk) || !t.holds(rk):
+		local = fmt.Errorf("comm: %s: blocks of %d bytes to send and %d to receive are not whole numbers of %v: %w",
+			what, sk, rk, t, ErrArg)
 	}
-	sk, rk := len(send)/n, len(recv)/n
 	rc := ic.remote.coll()
 	reqs := make([]*Request, 0, 2*n)
 	var first error
