@@ -2,6 +2,8 @@ package comm
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm/internal/coll"
@@ -327,9 +329,12 @@ func overlap(a, b []byte) bool {
 	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
-// checkVector checks a (counts, displs) pair in elements against a buffer of
-// blen bytes and returns byte offsets (off[i], off[i]+n[i]): displs nil
-// means packed in rank order.
+// checkVector checks a (counts, displs) pair in elements of esz bytes
+// against a buffer of blen bytes and returns byte offsets (off[i],
+// off[i]+n[i]): displs nil means packed in rank order. A count or a
+// displacement whose size in bytes overflows an int, or a block that
+// does not fit the buffer, fails with ErrArg: the caller's arguments
+// disagree with themselves (as the neighbourhood collectives' do).
 func checkVector(what, name string, counts, displs []int, size, blen, esz int) (off, n []int, err error) {
 	if len(counts) != size || displs != nil && len(displs) != size {
 		return nil, nil, fmt.Errorf("comm: %s: %s of %d counts and %d displacements for %d ranks: %w",
@@ -345,14 +350,28 @@ func checkVector(what, name string, counts, displs []int, size, blen, esz int) (
 		if k < 0 || d < 0 {
 			return nil, nil, fmt.Errorf("comm: %s: %s: count %d at displacement %d for rank %d: %w", what, name, k, d, i, ErrArg)
 		}
-		off[i], n[i] = d*esz, k*esz
-		if off[i]+n[i] > blen {
-			return nil, nil, fmt.Errorf("comm: %s: %s: %d elements at %d for rank %d overrun a buffer of %d: %w",
-				what, name, k, d, i, blen/esz, ErrTruncate)
+		o, okOff := mulInt(d, esz)
+		m, okLen := mulInt(k, esz)
+		if !okOff || !okLen {
+			return nil, nil, fmt.Errorf("comm: %s: %s: count %d at displacement %d for rank %d: more than %d bytes: %w",
+				what, name, k, d, i, math.MaxInt, ErrArg)
 		}
-		at = d + k
+		if o > blen || m > blen-o {
+			return nil, nil, fmt.Errorf("comm: %s: %s: %d elements at %d for rank %d overrun a buffer of %d: %w",
+				what, name, k, d, i, blen/esz, ErrArg)
+		}
+		off[i], n[i] = o, m
+		at = d + k // no overflow: d and k are within blen
 	}
 	return off, n, nil
+}
+
+// mulInt returns a·b for a, b ≥ 0, and whether it fits an int: the size in
+// bytes of a count of elements, or of a displacement, that a caller
+// passed. Every such product in package comm goes through it.
+func mulInt(a, b int) (int, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return int(lo), hi == 0 && lo <= math.MaxInt
 }
 
 // alignedBytes returns n bytes aligned to 8 (for every element type).
