@@ -100,3 +100,37 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 	x.ReduceScatter(send, recv[:k], k)
 	return x.Result()
 }
+
+// ReduceScatter reduces every member's send element-wise in rank order and
+// scatters the result (MPI_Reduce_scatter): rank i gets counts[i]
+// elements, those after the first counts[0]+…+counts[i-1], in recv. send
+// holds the sum of counts elements on every member, counts is the same
+// everywhere, and recv holds at least counts[Rank] elements. Counts that
+// are negative, overflow an int in bytes or do not add up to send fail
+// with [ErrArg], a short recv with [ErrTruncate], on the rank that passed
+// them; the others take part and fail with it, as in any collective.
+func (c *Comm) ReduceScatter(send, recv []byte, counts []int, t Type, op Op) error {
+	const what = "reduce_scatter"
+	if err := c.checkReduce(what, t, op); err != nil {
+		return err
+	}
+	me := c.rank
+	local := whole(what, "send buffer", send, t)
+	off, cnt, err := checkVector(what, "counts", counts, nil, c.size, len(send), t.Size())
+	switch {
+	case local != nil:
+	case err != nil:
+		local = err
+	case off[c.size-1]+cnt[c.size-1] != len(send):
+		local = fmt.Errorf("comm: %s: send buffer of %d bytes, counts adding up to %d: %w",
+			what, len(send), off[c.size-1]+cnt[c.size-1], ErrArg)
+	case len(recv) < cnt[me]:
+		local = fmt.Errorf("comm: %s: rank %d receives %d bytes into %d: %w", what, me, cnt[me], len(recv), ErrTruncate)
+	}
+	all := alignedBytes(len(send))
+	if err := c.allreduce(send, all, t, op, local); err != nil {
+		return err
+	}
+	copy(recv, all[off[me]:off[me]+cnt[me]])
+	return nil
+}
