@@ -17,8 +17,11 @@ import (
 // # Contract
 //
 // Every member of a communicator calls its collectives in the same order,
-// one at a time per rank (like Dup and Split). Buffers belong to the call
-// until it returns. Arguments that are invalid on their own (a root out of
+// one at a time per rank (like Dup and Split): a collective call made while
+// another of the same rank is in progress on the communicator, from
+// another goroutine, fails at once with [ErrConcurrent] and leaves the call
+// in progress undisturbed (see [Comm]). Buffers belong to the call until
+// it returns. Arguments that are invalid on their own (a root out of
 // range, an invalid Type, a nil Op) are rejected before any communication
 // with an error wrapping [ErrRank] or [ErrArg]; they are expected to be the
 // same on every rank. Arguments that can differ between ranks (buffer
@@ -169,14 +172,16 @@ func offers(k Collective, alg Algorithm) bool {
 // does not have, and with [ErrNotSupported] for AlgSharedMemory on a
 // communicator whose members do not all run in this process. The setting
 // is c's alone: communicators made from c start with AlgAuto. Like the
-// collectives, it must not be called concurrently with them on c.
+// collectives, it must not be called concurrently with them on c (it
+// fails with [ErrConcurrent] then).
 //
 // The non-blocking collectives use the point-to-point algorithm pinned
 // here, or the automatic choice among them.
 func (c *Comm) SetAlgorithm(coll Collective, alg Algorithm) error {
-	if err := c.usable(); err != nil {
-		return fmt.Errorf("comm: set algorithm: %w", err)
+	if err := c.begin("set algorithm"); err != nil {
+		return err
 	}
+	defer c.leave()
 	if coll >= numColls {
 		return fmt.Errorf("comm: set algorithm for %v: %w", coll, ErrArg)
 	}

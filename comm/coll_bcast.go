@@ -7,9 +7,10 @@ import "github.com/mpgo/mpgo/comm/internal/coll"
 // fails with an error wrapping [ErrTruncate].
 func (c *Comm) Bcast(buf []byte, t Type, root int) error {
 	const what = "bcast"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := checkType(what, t); err != nil {
 		return err
 	}

@@ -13,9 +13,10 @@ import (
 // the same length.
 func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 	const what = "gather"
-	if err := c.checkRooted(what, t, root); err != nil {
+	if err := c.beginRooted(what, t, root); err != nil {
 		return err
 	}
+	defer c.leave()
 	n, me := c.size, c.rank
 	local := whole(what, "send buffer", send, t)
 	inPlace := me == root && same(send, recv)
@@ -64,9 +65,10 @@ func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 // the root's send and recv are the same slice, its block already in place.
 func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int) error {
 	const what = "gatherv"
-	if err := c.checkRooted(what, t, root); err != nil {
+	if err := c.beginRooted(what, t, root); err != nil {
 		return err
 	}
+	defer c.leave()
 	n, me := c.size, c.rank
 	local := whole(what, "send buffer", send, t)
 	inPlace := me == root && same(send, recv)
@@ -113,6 +115,11 @@ func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int
 // send and recv as the same slice and its own block stays where it is.
 // Every member must receive the same length.
 func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
+	return c.guarded("scatter", func() error { return c.scatterBlocks(send, recv, t, root) })
+}
+
+// scatterBlocks is Scatter, unguarded: a step of a composite collective.
+func (c *Comm) scatterBlocks(send, recv []byte, t Type, root int) error {
 	const what = "scatter"
 	if err := c.checkRooted(what, t, root); err != nil {
 		return err
@@ -166,6 +173,11 @@ func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
 // elements of root's send from displs[i] (nil: packed). counts and displs
 // are read at the root only; each rank's recv must hold exactly its count.
 func (c *Comm) Scatterv(send []byte, counts, displs []int, recv []byte, t Type, root int) error {
+	return c.guarded("scatterv", func() error { return c.scatterVector(send, counts, displs, recv, t, root) })
+}
+
+// scatterVector is Scatterv, unguarded: a step of a composite collective.
+func (c *Comm) scatterVector(send []byte, counts, displs []int, recv []byte, t Type, root int) error {
 	const what = "scatterv"
 	if err := c.checkRooted(what, t, root); err != nil {
 		return err
@@ -219,6 +231,14 @@ func (c *Comm) checkRooted(what string, t Type, root int) error {
 		return err
 	}
 	return c.checkRoot(what, root)
+}
+
+// beginRooted is checkRooted, then enter: the caller leaves once done.
+func (c *Comm) beginRooted(what string, t Type, root int) error {
+	if err := c.checkRooted(what, t, root); err != nil {
+		return err
+	}
+	return c.enter(what)
 }
 
 // checkGathered checks the root's buffer of all blocks (whole, need bytes)

@@ -43,9 +43,10 @@ import (
 // once every member has called Ibarrier (dissemination algorithm).
 func (c *Comm) Ibarrier() (*Request, error) {
 	const what = "ibarrier"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	return c.startNB(what, Byte, nil, nil, func(x *collCall) { x.Dissemination() })
 }
 
@@ -53,9 +54,10 @@ func (c *Comm) Ibarrier() (*Request, error) {
 // for large buffers, van de Geijn's scatter + allgather.
 func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	const what = "ibcast"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	if err := checkType(what, t); err != nil {
 		return nil, err
 	}
@@ -70,9 +72,10 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 // doubling or, for long vectors, Rabenseifner's algorithm.
 func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	const what = "iallreduce"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	if local == nil {
 		local = checkInOut(what, send, recv)
@@ -179,9 +182,10 @@ func (c *Comm) startNB(what string, t Type, op Op, local error, run func(x *coll
 // communicator reports neither shared memory nor a two-level shape, so
 // that no algorithm reads another rank's buffers behind its caller's back.
 func (c *Comm) startNBCall(what string, f func(p *Comm) error) (*Request, error) {
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	p, r, err := c.newNB(what)
 	if err != nil {
 		return nil, err

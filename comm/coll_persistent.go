@@ -103,9 +103,10 @@ func (c *Comm) AlltoallInit(send, recv []byte, t Type) (*Request, error) {
 // collInit makes the plan of a persistent collective that runs run on its
 // private communicator, and its request (inactive until started).
 func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) {
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	p := newComm(c.ep, childContext(c.ctx, c.kids, colorPersistent), c.rank, c.size, c.ranks,
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))

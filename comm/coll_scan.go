@@ -22,9 +22,10 @@ func (c *Comm) Exscan(send, recv []byte, t Type, op Op) error {
 }
 
 func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive bool) error {
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	if local == nil {
 		local = checkInOut(what, send, recv)
@@ -57,9 +58,10 @@ func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive boo
 // the result goes to its first block.
 func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 	const what = "reduce-scatter"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	k := len(recv)
 	if same(send, recv) {
@@ -111,9 +113,10 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 // them; the others take part and fail with it, as in any collective.
 func (c *Comm) ReduceScatter(send, recv []byte, counts []int, t Type, op Op) error {
 	const what = "reduce_scatter"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	me := c.rank
 	local := whole(what, "send buffer", send, t)
 	off, cnt, err := checkVector(what, "counts", counts, nil, c.size, len(send), t.Size())

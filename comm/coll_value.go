@@ -15,9 +15,10 @@ import (
 // the root cannot encode, or a nil pointer anywhere, fails on every member.
 func (c *Comm) BcastValue(ptr any, root int) error {
 	const what = "bcast value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
@@ -85,9 +86,10 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 // into the slice's element type fails at the root with [ErrType].
 func (c *Comm) GatherValue(v any, out any, root int) error {
 	const what = "gather value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}

@@ -31,6 +31,10 @@ func (ic *Intercomm) Barrier() error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	return ic.exchange(what, ic.local.Barrier(), nil, nil, Byte)
 }
 
@@ -43,6 +47,10 @@ func (ic *Intercomm) Bcast(buf []byte, t Type, root int) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	switch {
 	case root == ProcNull:
 		return nil
@@ -80,6 +88,10 @@ func (ic *Intercomm) Allreduce(send, recv []byte, t Type, op Op) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	mine := make([]byte, len(send))
 	return ic.exchange(what, ic.local.Reduce(send, mine, t, op, 0), mine, recv, t)
 }
@@ -92,6 +104,10 @@ func (ic *Intercomm) Allgather(send, recv []byte, t Type) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	var mine []byte
 	if ic.local.rank == 0 {
 		mine = make([]byte, ic.local.size*len(send))
@@ -107,6 +123,10 @@ func (ic *Intercomm) Alltoall(send, recv []byte, t Type) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	n := ic.remote.size
 	var local error
 	sk, rk := len(send)/n, len(recv)/n

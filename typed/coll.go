@@ -223,13 +223,12 @@ func (c *Comm[T]) byteOp(op Op[T]) comm.Op {
 	}
 	w := funcWord(op)
 	for i := range c.ops {
-		if e := &c.ops[i]; e.b != nil && funcWord(e.op) == w {
+		if e := c.ops[i].Load(); e != nil && funcWord(e.op) == w {
 			return e.b
 		}
 	}
-	e := &c.ops[c.next]
-	c.next = (c.next + 1) % len(c.ops)
-	e.op, e.b = op, byteOp(op)
+	e := &cachedOp[T]{op: op, b: byteOp(op)}
+	c.ops[(c.next.Add(1)-1)%uint32(len(c.ops))].Store(e)
 	return e.b
 }
 

@@ -3,6 +3,7 @@ package typed
 import (
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm"
@@ -29,10 +30,11 @@ type Comm[T Number] struct {
 
 	// The reduction operators last turned into comm.Ops, so that calls
 	// with the same few Ops (the usual case: typed.Sum[float64], a Max)
-	// allocate no closure. Used by the collectives only, which a
-	// communicator runs one at a time.
-	ops  [4]cachedOp[T]
-	next int // the entry to replace next
+	// allocate no closure. Entries are replaced whole, atomically: two
+	// goroutines that call collectives at once (which comm refuses with
+	// ErrConcurrent, after this lookup) never see half an entry.
+	ops  [4]atomic.Pointer[cachedOp[T]]
+	next atomic.Uint32 // entries replaced so far: the next to replace, modulo len(ops)
 }
 
 // cachedOp is an Op and the comm.Op made of it.
