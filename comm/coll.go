@@ -35,7 +35,10 @@ import (
 // (a message with a poison tag) instead of data, so every rank whose result
 // depends on the bad input fails too and none waits forever; a rank whose
 // result is complete and correct for its own arguments (the root of a
-// broadcast tree, say) may return nil.
+// broadcast tree, say) may return nil. The non-blocking and persistent
+// collectives, which always run point-to-point algorithms, first agree on
+// the arguments the ranks must pass alike, and so fail where the
+// shared-memory algorithms fail (coll_agree.go).
 //
 // # Reduction order
 //
@@ -229,6 +232,11 @@ type collState struct {
 	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 
 	quiet bool // a non-blocking collective's private communicator: its calls wait quietly (coll_nonblocking.go)
+
+	// A non-blocking or persistent collective's private communicator: its
+	// calls agree on their arguments first (coll_agree.go), until one
+	// agreement succeeds (agreed).
+	private, agreed bool
 }
 
 func (c *Comm) state() *collState {

@@ -98,10 +98,7 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 	if alg == coll.SharedMemory {
 		return c.allgatherShm(what, kind, send, recv, off, cnt, t, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kind, t: t, n: sameLen(kind == kAllgather, len(send))}, nil, local)
 	if alg == coll.Bruck {
 		x.AllgatherBruck(send, recv, len(send))
 		return x.Result()
@@ -231,10 +228,7 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 	if alg == coll.SharedMemory {
 		return c.alltoallShm(what, kind, send, soff, scnt, recv, roff, rcnt, t, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kind, t: t, n: sameLen(kind == kAlltoall, len(send))}, nil, local)
 	if inPlace { // the sends read a copy
 		tmp := alignedBytes(len(send)) // not scratch: the algorithms use that
 		copy(tmp, send)

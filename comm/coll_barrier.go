@@ -22,7 +22,7 @@ func (c *Comm) barrier() error {
 	case coll.Hierarchical:
 		return c.barrierHier()
 	}
-	x := c.call("barrier", Byte, nil)
+	x := c.call("barrier", collSig{kind: kBarrier, t: Byte}, nil, nil)
 	x.Dissemination()
 	return x.Result()
 }

@@ -33,10 +33,7 @@ func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 	case coll.Hierarchical:
 		return c.bcastHier(buf, t, root, local)
 	}
-	x := c.call("bcast", t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call("bcast", collSig{kind: kBcast, root: root, t: t, n: len(buf)}, nil, local)
 	x.Bcast(buf, root, alg)
 	return x.Result()
 }

@@ -43,10 +43,7 @@ func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 	if alg == coll.SharedMemory {
 		return c.gatherShm(what, kGather, send, recv, nil, nil, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kGather, root: root, t: t, n: k}, nil, local)
 	if alg == coll.Binomial {
 		x.GatherBinomial(send, recv, k, root)
 	} else {
@@ -102,11 +99,9 @@ func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int
 	if alg == coll.SharedMemory {
 		return c.gatherShm(what, kGatherv, send, recv, off, cnt, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kGatherv, root: root, t: t, n: anyLen}, nil, local)
 	x.GatherFlat(send, recv, off, cnt, root, inPlace)
+	c.settle(x, what)
 	return x.Result()
 }
 
@@ -152,10 +147,7 @@ func (c *Comm) scatterBlocks(send, recv []byte, t Type, root int) error {
 	if alg == coll.SharedMemory {
 		return c.scatterShm(what, kScatter, send, recv, nil, nil, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kScatter, root: root, t: t, n: len(recv)}, nil, local)
 	if alg == coll.Binomial {
 		x.ScatterBinomial(send, recv, len(recv), root)
 	} else {
@@ -215,11 +207,9 @@ func (c *Comm) scatterVector(send []byte, counts, displs []int, recv []byte, t T
 	if alg == coll.SharedMemory {
 		return c.scatterShm(what, kScatterv, send, recv, off, cnt, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kScatterv, root: root, t: t, n: anyLen}, nil, local)
 	x.ScatterFlat(send, recv, off, cnt, root, inPlace)
+	c.settle(x, what)
 	return x.Result()
 }
 

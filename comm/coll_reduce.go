@@ -43,10 +43,7 @@ func (c *Comm) reduce(send, recv []byte, t Type, op Op, root int, local error) e
 	if alg == coll.SharedMemory {
 		return c.reduceShm(send, recv, t, op, root, local)
 	}
-	x := c.call("reduce", t, op)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call("reduce", collSig{kind: kReduce, root: root, t: t, n: len(send)}, op, local)
 	x.Reduce(send, recv, root, alg)
 	return x.Result()
 }
@@ -85,10 +82,7 @@ func (c *Comm) allreduce(send, recv []byte, t Type, op Op, local error) error {
 	case coll.Hierarchical:
 		return c.allreduceHier(send, recv, t, op, local)
 	}
-	x := c.call("allreduce", t, op)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call("allreduce", collSig{kind: kAllreduce, t: t, n: len(send)}, op, local)
 	x.Allreduce(send, recv, alg)
 	return x.Result()
 }

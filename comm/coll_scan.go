@@ -43,10 +43,11 @@ func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive boo
 	if alg == coll.SharedMemory {
 		return c.scanShm(what, send, recv, t, op, exclusive, local)
 	}
-	x := c.call(what, t, op)
-	if local != nil {
-		x.Fail(local)
+	kind := kScan
+	if exclusive {
+		kind = kExscan
 	}
+	x := c.call(what, collSig{kind: kind, t: t, n: len(send)}, op, local)
 	x.Scan(send, recv, exclusive)
 	return x.Result()
 }
@@ -95,10 +96,7 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 	if alg == coll.SharedMemory {
 		return c.reduceScatterShm(send, recv, t, op, local)
 	}
-	x := c.call(what, t, op)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kReduceScatter, t: t, n: len(send)}, op, local)
 	x.ReduceScatter(send, recv[:k], k)
 	return x.Result()
 }

@@ -42,10 +42,7 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 	}
 	// A binomial tree of owned messages: each rank forwards the bytes it
 	// received (no copy in shared memory).
-	x := c.call(what, Value, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kBcastValue, root: root, t: Value, n: anyLen}, nil, local)
 	n, me := c.size, c.rank
 	vr := (me - root + n) % n
 	span := n
@@ -131,10 +128,7 @@ func (c *Comm) GatherValue(v any, out any, root int) error {
 		}
 		return x.finish()
 	}
-	x := c.call(what, Value, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kGatherValue, root: root, t: Value, n: anyLen}, nil, local)
 	cc := x.c
 	if c.rank != root {
 		data, tag := x.Outgoing(enc, tagGatherValue)
