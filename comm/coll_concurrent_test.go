@@ -176,3 +176,59 @@ func TestConcurrentPointToPointAndNonBlocking(t *testing.T) {
 		return nil
 	})
 }
+
+// An intercommunicator's collectives are guarded as a communicator's: two
+// goroutines of each even rank in ic.Allreduce at once, one fails with
+// ErrConcurrent and takes no part (the leaders' exchange included), the
+// other completes with both groups and the right result.
+func TestConcurrentIntercommCollectives(t *testing.T) {
+	const n = 4
+	var failed atomic.Int32
+	sum := func(inout, in []byte) { copy(inout, payload(8, val(inout)+val(in))) }
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	errs := onIntercomm(t, n, func(w *comm.Comm, ic *comm.Intercomm, even bool) error {
+		want := uint64(1 + 3) // the odd group's world ranks
+		if !even {
+			want = 0 + 2
+		}
+		allreduce := func() error {
+			got := make([]byte, 8)
+			if err := ic.Allreduce(payload(8, uint64(w.Rank())), got, comm.Byte, sum); err != nil {
+				return err
+			}
+			if val(got) != want {
+				return fmt.Errorf("rank %d: %d, want %d", w.Rank(), val(got), want)
+			}
+			return nil
+		}
+		if !even { // one call each, once both even ranks have seen a failure
+			for start := time.Now(); failed.Load() < 2 && time.Since(start) < 10*time.Second; {
+				time.Sleep(time.Millisecond)
+			}
+			if err := allreduce(); err != nil {
+				return err
+			}
+			return allreduce() // as the others
+		}
+		var wg sync.WaitGroup
+		var errs [2]error
+		for g := range 2 {
+			wg.Go(func() {
+				if errs[g] = allreduce(); errs[g] != nil {
+					failed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if !errors.Is(errs[0], comm.ErrConcurrent) && !errors.Is(errs[1], comm.ErrConcurrent) || errs[0] != nil && errs[1] != nil {
+			return fmt.Errorf("rank %d: the two calls returned %v and %v, want nil and ErrConcurrent", w.Rank(), errs[0], errs[1])
+		}
+		return allreduce() // still usable
+	}, mpgo.WithContext(ctx))
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}

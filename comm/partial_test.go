@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/buffer"
 	"github.com/mpgo/mpgo/comm"
 )
@@ -96,32 +97,19 @@ func TestCollectivePartialElement(t *testing.T) {
 		}
 	})
 	t.Run("IntercommAlltoall", func(t *testing.T) {
-		const n = 4
-		errs := make([]error, n)
-		run(t, n, func(w *comm.Comm) error {
-			_, ic, _, err := halves(w)
-			if err != nil {
-				return err
-			}
+		errs := onIntercomm(t, 4, func(w *comm.Comm, ic *comm.Intercomm, even bool) error {
 			k := 8 // bytes a block
 			if w.Rank() == 1 {
 				k = 3
 			}
-			errs[w.Rank()] = ic.Alltoall(garbage(2*k), garbage(2*k), comm.Float64)
-			return nil
+			return ic.Alltoall(garbage(2*k), garbage(2*k), comm.Float64)
 		})
 		if !errors.Is(errs[1], comm.ErrArg) {
 			t.Errorf("rank 1 (blocks of 3 bytes): %v, want ErrArg", errs[1])
 		}
 	})
 	t.Run("IntercommBcast", func(t *testing.T) {
-		const n = 4
-		errs := make([]error, n)
-		run(t, n, func(w *comm.Comm) error {
-			_, ic, even, err := halves(w)
-			if err != nil {
-				return err
-			}
+		errs := onIntercomm(t, 4, func(w *comm.Comm, ic *comm.Intercomm, even bool) error {
 			root := 0
 			switch {
 			case even && ic.Rank() == 0:
@@ -129,8 +117,7 @@ func TestCollectivePartialElement(t *testing.T) {
 			case even:
 				root = comm.ProcNull
 			}
-			errs[w.Rank()] = ic.Bcast(garbage(3), comm.Float64, root)
-			return nil
+			return ic.Bcast(garbage(3), comm.Float64, root)
 		})
 		if !errors.Is(errs[0], comm.ErrArg) {
 			t.Errorf("the root: %v, want ErrArg", errs[0])
@@ -141,4 +128,20 @@ func TestCollectivePartialElement(t *testing.T) {
 			}
 		}
 	})
+}
+
+// onIntercomm runs fn on n ranks joined, even ranks to odd ones, by an
+// intercommunicator, and returns each rank's error.
+func onIntercomm(t *testing.T, n int, fn func(w *comm.Comm, ic *comm.Intercomm, even bool) error, opts ...mpgo.Option) []error {
+	t.Helper()
+	errs := make([]error, n)
+	run(t, n, func(w *comm.Comm) error {
+		_, ic, even, err := halves(w)
+		if err != nil {
+			return err
+		}
+		errs[w.Rank()] = fn(w, ic, even)
+		return nil
+	}, opts...)
+	return errs
 }
