@@ -22,7 +22,10 @@ type Number interface {
 // Messages carry their element type: receiving into another numeric type
 // fails with [comm.ErrType], receiving as bytes ([Of][byte]) always works.
 //
-// A Comm is a small value; make one per element type with [Of].
+// A Comm is small; make one per element type with [Of], and use it through
+// the pointer Of returns (it must not be copied after first use). Like the
+// communicator under it, it may be used by several goroutines of its rank
+// at once, collectives aside (see [comm.Comm]).
 type Comm[T Number] struct {
 	c    *comm.Comm
 	t    comm.Type
