@@ -144,7 +144,7 @@ func (h *fingerprint) addBools(bs []bool) {
 
 // errCodes are the sentinels a member can report to the others during an
 // agreement; code 0 is success, code i+1 is errCodes[i].
-var errCodes = []error{ErrArg, ErrRank, ErrTag, ErrClosed, ErrAborted, ErrDeadlock}
+var errCodes = []error{ErrArg, ErrRank, ErrTag, ErrClosed, ErrAborted, ErrDeadlock, ErrTruncate, ErrType}
 
 // errCode returns the code of err's sentinel (ErrArg's when none matches).
 func errCode(err error) int64 {

@@ -20,7 +20,7 @@ func (c *Comm) SendBuf(b *buffer.Buf, t Type, dst, tag int) error {
 	if err != nil {
 		return fmt.Errorf("comm: SendBuf: %w: %w", ErrArg, err)
 	}
-	if err := c.checkSend(data, t, dst, tag); err != nil {
+	if err := c.checkSend(len(data), t, dst, tag); err != nil {
 		return err
 	}
 	if !c.ep.IsLocal(c.worldOf(dst)) {

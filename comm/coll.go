@@ -2,6 +2,8 @@ package comm
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm/internal/coll"
@@ -15,8 +17,11 @@ import (
 // # Contract
 //
 // Every member of a communicator calls its collectives in the same order,
-// one at a time per rank (like Dup and Split). Buffers belong to the call
-// until it returns. Arguments that are invalid on their own (a root out of
+// one at a time per rank (like Dup and Split): a collective call made while
+// another of the same rank is in progress on the communicator, from
+// another goroutine, fails at once with [ErrConcurrent] and leaves the call
+// in progress undisturbed (see [Comm]). Buffers belong to the call until
+// it returns. Arguments that are invalid on their own (a root out of
 // range, an invalid Type, a nil Op) are rejected before any communication
 // with an error wrapping [ErrRank] or [ErrArg]; they are expected to be the
 // same on every rank. Arguments that can differ between ranks (buffer
@@ -30,7 +35,10 @@ import (
 // (a message with a poison tag) instead of data, so every rank whose result
 // depends on the bad input fails too and none waits forever; a rank whose
 // result is complete and correct for its own arguments (the root of a
-// broadcast tree, say) may return nil.
+// broadcast tree, say) may return nil. The non-blocking and persistent
+// collectives, which always run point-to-point algorithms, first agree on
+// the arguments the ranks must pass alike, and so fail where the
+// shared-memory algorithms fail (coll_agree.go).
 //
 // # Reduction order
 //
@@ -167,14 +175,16 @@ func offers(k Collective, alg Algorithm) bool {
 // does not have, and with [ErrNotSupported] for AlgSharedMemory on a
 // communicator whose members do not all run in this process. The setting
 // is c's alone: communicators made from c start with AlgAuto. Like the
-// collectives, it must not be called concurrently with them on c.
+// collectives, it must not be called concurrently with them on c (it
+// fails with [ErrConcurrent] then).
 //
 // The non-blocking collectives use the point-to-point algorithm pinned
 // here, or the automatic choice among them.
 func (c *Comm) SetAlgorithm(coll Collective, alg Algorithm) error {
-	if err := c.usable(); err != nil {
-		return fmt.Errorf("comm: set algorithm: %w", err)
+	if err := c.begin("set algorithm"); err != nil {
+		return err
 	}
+	defer c.leave()
 	if coll >= numColls {
 		return fmt.Errorf("comm: set algorithm for %v: %w", coll, ErrArg)
 	}
@@ -222,6 +232,11 @@ type collState struct {
 	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 
 	quiet bool // a non-blocking collective's private communicator: its calls wait quietly (coll_nonblocking.go)
+
+	// A non-blocking or persistent collective's private communicator: its
+	// calls agree on their arguments first (coll_agree.go), until one
+	// agreement succeeds (agreed).
+	private, agreed bool
 }
 
 func (c *Comm) state() *collState {
@@ -309,7 +324,7 @@ func (c *Comm) checkRoot(what string, root int) error {
 
 // whole reports an error unless b holds whole elements of t.
 func whole(what, name string, b []byte, t Type) error {
-	if len(b)%t.Size() != 0 {
+	if !t.holds(len(b)) {
 		return fmt.Errorf("comm: %s: %s of %d bytes is not a whole number of %v: %w", what, name, len(b), t, ErrArg)
 	}
 	return nil
@@ -327,9 +342,12 @@ func overlap(a, b []byte) bool {
 	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
-// checkVector checks a (counts, displs) pair in elements against a buffer of
-// blen bytes and returns byte offsets (off[i], off[i]+n[i]): displs nil
-// means packed in rank order.
+// checkVector checks a (counts, displs) pair in elements of esz bytes
+// against a buffer of blen bytes and returns byte offsets (off[i],
+// off[i]+n[i]): displs nil means packed in rank order. A count or a
+// displacement whose size in bytes overflows an int, or a block that
+// does not fit the buffer, fails with ErrArg: the caller's arguments
+// disagree with themselves (as the neighbourhood collectives' do).
 func checkVector(what, name string, counts, displs []int, size, blen, esz int) (off, n []int, err error) {
 	if len(counts) != size || displs != nil && len(displs) != size {
 		return nil, nil, fmt.Errorf("comm: %s: %s of %d counts and %d displacements for %d ranks: %w",
@@ -345,14 +363,28 @@ func checkVector(what, name string, counts, displs []int, size, blen, esz int) (
 		if k < 0 || d < 0 {
 			return nil, nil, fmt.Errorf("comm: %s: %s: count %d at displacement %d for rank %d: %w", what, name, k, d, i, ErrArg)
 		}
-		off[i], n[i] = d*esz, k*esz
-		if off[i]+n[i] > blen {
-			return nil, nil, fmt.Errorf("comm: %s: %s: %d elements at %d for rank %d overrun a buffer of %d: %w",
-				what, name, k, d, i, blen/esz, ErrTruncate)
+		o, okOff := mulInt(d, esz)
+		m, okLen := mulInt(k, esz)
+		if !okOff || !okLen {
+			return nil, nil, fmt.Errorf("comm: %s: %s: count %d at displacement %d for rank %d: more than %d bytes: %w",
+				what, name, k, d, i, math.MaxInt, ErrArg)
 		}
-		at = d + k
+		if o > blen || m > blen-o {
+			return nil, nil, fmt.Errorf("comm: %s: %s: %d elements at %d for rank %d overrun a buffer of %d: %w",
+				what, name, k, d, i, blen/esz, ErrArg)
+		}
+		off[i], n[i] = o, m
+		at = d + k // no overflow: d and k are within blen
 	}
 	return off, n, nil
+}
+
+// mulInt returns a·b for a, b ≥ 0, and whether it fits an int: the size in
+// bytes of a count of elements, or of a displacement, that a caller
+// passed. Every such product in package comm goes through it.
+func mulInt(a, b int) (int, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return int(lo), hi == 0 && lo <= math.MaxInt
 }
 
 // alignedBytes returns n bytes aligned to 8 (for every element type).

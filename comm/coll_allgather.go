@@ -13,6 +13,12 @@ import (
 // the caller's own block is already in place. Every member must send the
 // same length.
 func (c *Comm) Allgather(send, recv []byte, t Type) error {
+	return c.guarded("allgather", func() error { return c.allgatherBlocks(send, recv, t) })
+}
+
+// allgatherBlocks is Allgather, unguarded: a step of a composite
+// collective.
+func (c *Comm) allgatherBlocks(send, recv []byte, t Type) error {
 	const what = "allgather"
 	if err := c.checkRooted(what, t, 0); err != nil {
 		return err
@@ -44,6 +50,12 @@ func (c *Comm) Allgather(send, recv []byte, t Type) error {
 // elements) goes to displs[i] elements into every recv (displs nil:
 // packed). Every member passes the same counts and displs.
 func (c *Comm) Allgatherv(send, recv []byte, counts, displs []int, t Type) error {
+	return c.guarded("allgatherv", func() error { return c.allgatherVector(send, recv, counts, displs, t) })
+}
+
+// allgatherVector is Allgatherv, unguarded: a step of a composite
+// collective.
+func (c *Comm) allgatherVector(send, recv []byte, counts, displs []int, t Type) error {
 	const what = "allgatherv"
 	if err := c.checkRooted(what, t, 0); err != nil {
 		return err
@@ -86,10 +98,7 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 	if alg == coll.SharedMemory {
 		return c.allgatherShm(what, kind, send, recv, off, cnt, t, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kind, t: t, n: sameLen(kind == kAllgather, len(send))}, nil, local)
 	if alg == coll.Bruck {
 		x.AllgatherBruck(send, recv, len(send))
 		return x.Result()
@@ -132,6 +141,11 @@ func (c *Comm) allgatherShm(what string, kind collKind, send, recv []byte, off, 
 // the same length, a multiple of Size; the same slice works in place.
 // Every member must pass the same length.
 func (c *Comm) Alltoall(send, recv []byte, t Type) error {
+	return c.guarded("alltoall", func() error { return c.alltoallBlocks(send, recv, t) })
+}
+
+// alltoallBlocks is Alltoall, unguarded: a step of a composite collective.
+func (c *Comm) alltoallBlocks(send, recv []byte, t Type) error {
 	const what = "alltoall"
 	if err := c.checkRooted(what, t, 0); err != nil {
 		return err
@@ -165,6 +179,14 @@ func (c *Comm) Alltoall(send, recv []byte, t Type) error {
 // (displacements nil: packed). The same slice works in place when both
 // sides describe the same layout.
 func (c *Comm) Alltoallv(send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int, t Type) error {
+	return c.guarded("alltoallv", func() error {
+		return c.alltoallVector(send, scounts, sdispls, recv, rcounts, rdispls, t)
+	})
+}
+
+// alltoallVector is Alltoallv, unguarded: a step of a composite
+// collective.
+func (c *Comm) alltoallVector(send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int, t Type) error {
 	const what = "alltoallv"
 	if err := c.checkRooted(what, t, 0); err != nil {
 		return err
@@ -206,10 +228,7 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 	if alg == coll.SharedMemory {
 		return c.alltoallShm(what, kind, send, soff, scnt, recv, roff, rcnt, t, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kind, t: t, n: sameLen(kind == kAlltoall, len(send))}, nil, local)
 	if inPlace { // the sends read a copy
 		tmp := alignedBytes(len(send)) // not scratch: the algorithms use that
 		copy(tmp, send)

@@ -9,9 +9,10 @@ import "github.com/mpgo/mpgo/comm/internal/coll"
 // levels, on a communicator that spans processes with several members in
 // some (coll_hier.go).
 func (c *Comm) barrier() error {
-	if err := c.collUsable("barrier"); err != nil {
+	if err := c.begin("barrier"); err != nil {
 		return err
 	}
+	defer c.leave()
 	if c.size == 1 {
 		return nil
 	}
@@ -21,7 +22,7 @@ func (c *Comm) barrier() error {
 	case coll.Hierarchical:
 		return c.barrierHier()
 	}
-	x := c.call("barrier", Byte, nil)
+	x := c.call("barrier", collSig{kind: kBarrier, t: Byte}, nil, nil)
 	x.Dissemination()
 	return x.Result()
 }

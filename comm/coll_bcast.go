@@ -7,9 +7,10 @@ import "github.com/mpgo/mpgo/comm/internal/coll"
 // fails with an error wrapping [ErrTruncate].
 func (c *Comm) Bcast(buf []byte, t Type, root int) error {
 	const what = "bcast"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := checkType(what, t); err != nil {
 		return err
 	}
@@ -32,10 +33,7 @@ func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 	case coll.Hierarchical:
 		return c.bcastHier(buf, t, root, local)
 	}
-	x := c.call("bcast", t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call("bcast", collSig{kind: kBcast, root: root, t: t, n: len(buf)}, nil, local)
 	x.Bcast(buf, root, alg)
 	return x.Result()
 }

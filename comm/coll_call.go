@@ -28,20 +28,38 @@ var _ coll.Peer = (*collCall)(nil)
 // classes.
 var collErrors = coll.Errors{Arg: ErrArg, Truncate: ErrTruncate, Type: ErrType, Rank: ErrRank}
 
-// call returns a call of the collective what on c's collective context,
-// of elements of type t, reducing with op.
+// call returns a call of the collective what with signature sig on c's
+// collective context, of elements of type sig.t, reducing with op, failed
+// with local when it is not nil. On a non-blocking or persistent
+// collective's private communicator, the call first agrees on sig and
+// local with the other members (coll_agree.go).
 // The call is c's one blocking point-to-point call, kept in its collState
 // (collectives on c are called one at a time): it is its own Peer, so a
 // fresh one would escape to the heap on every collective.
-func (c *Comm) call(what string, t Type, op Op) *collCall {
+func (c *Comm) call(what string, sig collSig, op Op, local error) *collCall {
 	st := c.state()
 	if st.p2p == nil {
 		st.p2p = new(collCall)
 	}
 	x := st.p2p
-	*x = collCall{c: c.coll(), t: t, quiet: st.quiet}
+	*x = collCall{c: c.coll(), t: sig.t, quiet: st.quiet}
 	x.Init(x, what, op, &collErrors)
+	x.Fail(local)
+	if st.private && !st.agreed {
+		x.agreeOn(what, sig)
+		st.agreed = x.OK() // a persistent collective's arguments stay as they were
+	}
 	return x
+}
+
+// settle ends a call of a collective whose arguments only its root knows
+// in full: on a private communicator, the members agree on the outcome
+// (coll_agree.go), as every member of the blocking form checks every
+// block against the root's arguments.
+func (c *Comm) settle(x *collCall, what string) {
+	if c.state().private {
+		x.settle(what)
+	}
 }
 
 // newCall returns a call on cc, a collective context.

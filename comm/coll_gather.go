@@ -13,9 +13,10 @@ import (
 // the same length.
 func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 	const what = "gather"
-	if err := c.checkRooted(what, t, root); err != nil {
+	if err := c.beginRooted(what, t, root); err != nil {
 		return err
 	}
+	defer c.leave()
 	n, me := c.size, c.rank
 	local := whole(what, "send buffer", send, t)
 	inPlace := me == root && same(send, recv)
@@ -42,10 +43,7 @@ func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 	if alg == coll.SharedMemory {
 		return c.gatherShm(what, kGather, send, recv, nil, nil, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kGather, root: root, t: t, n: k}, nil, local)
 	if alg == coll.Binomial {
 		x.GatherBinomial(send, recv, k, root)
 	} else {
@@ -64,9 +62,10 @@ func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 // the root's send and recv are the same slice, its block already in place.
 func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int) error {
 	const what = "gatherv"
-	if err := c.checkRooted(what, t, root); err != nil {
+	if err := c.beginRooted(what, t, root); err != nil {
 		return err
 	}
+	defer c.leave()
 	n, me := c.size, c.rank
 	local := whole(what, "send buffer", send, t)
 	inPlace := me == root && same(send, recv)
@@ -100,11 +99,9 @@ func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int
 	if alg == coll.SharedMemory {
 		return c.gatherShm(what, kGatherv, send, recv, off, cnt, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kGatherv, root: root, t: t, n: anyLen}, nil, local)
 	x.GatherFlat(send, recv, off, cnt, root, inPlace)
+	c.settle(x, what)
 	return x.Result()
 }
 
@@ -113,6 +110,11 @@ func (c *Comm) Gatherv(send, recv []byte, counts, displs []int, t Type, root int
 // send and recv as the same slice and its own block stays where it is.
 // Every member must receive the same length.
 func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
+	return c.guarded("scatter", func() error { return c.scatterBlocks(send, recv, t, root) })
+}
+
+// scatterBlocks is Scatter, unguarded: a step of a composite collective.
+func (c *Comm) scatterBlocks(send, recv []byte, t Type, root int) error {
 	const what = "scatter"
 	if err := c.checkRooted(what, t, root); err != nil {
 		return err
@@ -145,10 +147,7 @@ func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
 	if alg == coll.SharedMemory {
 		return c.scatterShm(what, kScatter, send, recv, nil, nil, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kScatter, root: root, t: t, n: len(recv)}, nil, local)
 	if alg == coll.Binomial {
 		x.ScatterBinomial(send, recv, len(recv), root)
 	} else {
@@ -166,6 +165,11 @@ func (c *Comm) Scatter(send, recv []byte, t Type, root int) error {
 // elements of root's send from displs[i] (nil: packed). counts and displs
 // are read at the root only; each rank's recv must hold exactly its count.
 func (c *Comm) Scatterv(send []byte, counts, displs []int, recv []byte, t Type, root int) error {
+	return c.guarded("scatterv", func() error { return c.scatterVector(send, counts, displs, recv, t, root) })
+}
+
+// scatterVector is Scatterv, unguarded: a step of a composite collective.
+func (c *Comm) scatterVector(send []byte, counts, displs []int, recv []byte, t Type, root int) error {
 	const what = "scatterv"
 	if err := c.checkRooted(what, t, root); err != nil {
 		return err
@@ -203,11 +207,9 @@ func (c *Comm) Scatterv(send []byte, counts, displs []int, recv []byte, t Type, 
 	if alg == coll.SharedMemory {
 		return c.scatterShm(what, kScatterv, send, recv, off, cnt, t, root, inPlace, local)
 	}
-	x := c.call(what, t, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kScatterv, root: root, t: t, n: anyLen}, nil, local)
 	x.ScatterFlat(send, recv, off, cnt, root, inPlace)
+	c.settle(x, what)
 	return x.Result()
 }
 
@@ -219,6 +221,14 @@ func (c *Comm) checkRooted(what string, t Type, root int) error {
 		return err
 	}
 	return c.checkRoot(what, root)
+}
+
+// beginRooted is checkRooted, then enter: the caller leaves once done.
+func (c *Comm) beginRooted(what string, t Type, root int) error {
+	if err := c.checkRooted(what, t, root); err != nil {
+		return err
+	}
+	return c.enter(what)
 }
 
 // checkGathered checks the root's buffer of all blocks (whole, need bytes)

@@ -31,11 +31,17 @@ import (
 // with the algorithm, and when the run ends first, the abort or close
 // fails the operations it waits on.
 //
-// Ibarrier, Ibcast and Iallreduce check their arguments before they
-// start; the other forms run the blocking collective itself on the
-// private communicator (startNBCall), whose argument errors the request
-// reports. The buffers, and the count and displacement slices, belong to
-// the operation until the request completes. Cancel refuses these
+// Each form rejects the arguments that are invalid on their own (an
+// element type, a root, a nil op) at once, as its blocking form does.
+// Then, before its algorithm, it agrees with the other members on what
+// the blocking form checks between them — the collective, the root, the
+// element type, the length every member passes alike, and each member's
+// argument errors — and fails on every member where the blocking form
+// (sharing memory) would, with the same sentinel (coll_agree.go). Ibarrier,
+// Ibcast and Iallreduce run their algorithm directly; the other forms run
+// the blocking collective itself on the private communicator
+// (startNBCall). The buffers, and the count and displacement slices,
+// belong to the operation until the request completes. Cancel refuses these
 // requests (MPI makes it erroneous): completing one would leave the
 // operation running.
 
@@ -43,19 +49,21 @@ import (
 // once every member has called Ibarrier (dissemination algorithm).
 func (c *Comm) Ibarrier() (*Request, error) {
 	const what = "ibarrier"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
-	return c.startNB(what, Byte, nil, nil, func(x *collCall) { x.Dissemination() })
+	defer c.leave()
+	return c.startNB(what, collSig{kind: kBarrier, t: Byte}, nil, nil, func(x *collCall) { x.Dissemination() })
 }
 
 // Ibcast starts a broadcast (see [Comm.Bcast]) with a binomial tree or,
 // for large buffers, van de Geijn's scatter + allgather.
 func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	const what = "ibcast"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	if err := checkType(what, t); err != nil {
 		return nil, err
 	}
@@ -63,16 +71,18 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 		return nil, err
 	}
 	alg := c.pick(coll.Bcast, coll.NonBlocking, len(buf))
-	return c.startNB(what, t, nil, whole(what, "buffer", buf, t), func(x *collCall) { x.Bcast(buf, root, alg) })
+	sig := collSig{kind: kBcast, root: root, t: t, n: len(buf)}
+	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), func(x *collCall) { x.Bcast(buf, root, alg) })
 }
 
 // Iallreduce starts an allreduce (see [Comm.Allreduce]) with recursive
 // doubling or, for long vectors, Rabenseifner's algorithm.
 func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	const what = "iallreduce"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	if local == nil {
 		local = checkInOut(what, send, recv)
@@ -81,7 +91,7 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 		recv = alignedBytes(len(send))
 	}
 	alg := c.pick(coll.Allreduce, coll.NonBlocking, len(send))
-	return c.startNB(what, t, op, local, func(x *collCall) {
+	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, func(x *collCall) {
 		if c.size == 1 {
 			if x.OK() && !same(send, recv) {
 				copy(recv, send)
@@ -94,77 +104,91 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 
 // Igather starts a Gather (see [Comm.Gather]).
 func (c *Comm) Igather(send, recv []byte, t Type, root int) (*Request, error) {
-	return c.startNBCall("igather", func(p *Comm) error { return p.Gather(send, recv, t, root) })
+	const what = "igather"
+	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Gather(send, recv, t, root) })
 }
 
 // Igatherv starts a Gatherv (see [Comm.Gatherv]).
 func (c *Comm) Igatherv(send, recv []byte, counts, displs []int, t Type, root int) (*Request, error) {
-	return c.startNBCall("igatherv", func(p *Comm) error { return p.Gatherv(send, recv, counts, displs, t, root) })
+	const what = "igatherv"
+	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Gatherv(send, recv, counts, displs, t, root) })
 }
 
 // Iscatter starts a Scatter (see [Comm.Scatter]).
 func (c *Comm) Iscatter(send, recv []byte, t Type, root int) (*Request, error) {
-	return c.startNBCall("iscatter", func(p *Comm) error { return p.Scatter(send, recv, t, root) })
+	const what = "iscatter"
+	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Scatter(send, recv, t, root) })
 }
 
 // Iscatterv starts a Scatterv (see [Comm.Scatterv]).
 func (c *Comm) Iscatterv(send []byte, counts, displs []int, recv []byte, t Type, root int) (*Request, error) {
-	return c.startNBCall("iscatterv", func(p *Comm) error { return p.Scatterv(send, counts, displs, recv, t, root) })
+	const what = "iscatterv"
+	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Scatterv(send, counts, displs, recv, t, root) })
 }
 
 // Iallgather starts an Allgather (see [Comm.Allgather]).
 func (c *Comm) Iallgather(send, recv []byte, t Type) (*Request, error) {
-	return c.startNBCall("iallgather", func(p *Comm) error { return p.Allgather(send, recv, t) })
+	const what = "iallgather"
+	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Allgather(send, recv, t) })
 }
 
 // Iallgatherv starts an Allgatherv (see [Comm.Allgatherv]).
 func (c *Comm) Iallgatherv(send, recv []byte, counts, displs []int, t Type) (*Request, error) {
-	return c.startNBCall("iallgatherv", func(p *Comm) error { return p.Allgatherv(send, recv, counts, displs, t) })
+	const what = "iallgatherv"
+	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Allgatherv(send, recv, counts, displs, t) })
 }
 
 // Ialltoall starts an Alltoall (see [Comm.Alltoall]).
 func (c *Comm) Ialltoall(send, recv []byte, t Type) (*Request, error) {
-	return c.startNBCall("ialltoall", func(p *Comm) error { return p.Alltoall(send, recv, t) })
+	const what = "ialltoall"
+	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Alltoall(send, recv, t) })
 }
 
 // Ialltoallv starts an Alltoallv (see [Comm.Alltoallv]).
 func (c *Comm) Ialltoallv(send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int, t Type) (*Request, error) {
-	return c.startNBCall("ialltoallv", func(p *Comm) error {
+	const what = "ialltoallv"
+	return c.startNBCall(what, checkType(what, t), func(p *Comm) error {
 		return p.Alltoallv(send, scounts, sdispls, recv, rcounts, rdispls, t)
 	})
 }
 
 // Ireduce starts a Reduce (see [Comm.Reduce]).
 func (c *Comm) Ireduce(send, recv []byte, t Type, op Op, root int) (*Request, error) {
-	return c.startNBCall("ireduce", func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
+	const what = "ireduce"
+	return c.startNBCall(what, cmpErr(c.checkReduce(what, t, op), c.checkRoot(what, root)), func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
 }
 
 // IreduceScatterBlock starts a ReduceScatterBlock (see
 // [Comm.ReduceScatterBlock]).
 func (c *Comm) IreduceScatterBlock(send, recv []byte, t Type, op Op) (*Request, error) {
-	return c.startNBCall("ireduce_scatter_block", func(p *Comm) error { return p.ReduceScatterBlock(send, recv, t, op) })
+	const what = "ireduce_scatter_block"
+	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.ReduceScatterBlock(send, recv, t, op) })
 }
 
 // Iscan starts a Scan (see [Comm.Scan]).
 func (c *Comm) Iscan(send, recv []byte, t Type, op Op) (*Request, error) {
-	return c.startNBCall("iscan", func(p *Comm) error { return p.Scan(send, recv, t, op) })
+	const what = "iscan"
+	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.Scan(send, recv, t, op) })
 }
 
 // Iexscan starts an Exscan (see [Comm.Exscan]).
 func (c *Comm) Iexscan(send, recv []byte, t Type, op Op) (*Request, error) {
-	return c.startNBCall("iexscan", func(p *Comm) error { return p.Exscan(send, recv, t, op) })
+	const what = "iexscan"
+	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.Exscan(send, recv, t, op) })
 }
 
-// startNB makes the private context and the request, and starts run on a
-// goroutine of its own.
-func (c *Comm) startNB(what string, t Type, op Op, local error, run func(x *collCall)) (*Request, error) {
+// startNB makes the private context and the request, and starts on a
+// goroutine of its own the agreement on sig and local (coll_agree.go),
+// then run.
+func (c *Comm) startNB(what string, sig collSig, op Op, local error, run func(x *collCall)) (*Request, error) {
 	p, r, err := c.newNB(what)
 	if err != nil {
 		return nil, err
 	}
-	x := p.coll().newCall(what, t, op, true)
+	x := p.coll().newCall(what, sig.t, op, true)
 	x.Fail(local)
 	c.runNB(r, func() error {
+		x.agreeOn(what, sig)
 		run(x)
 		return x.Result()
 	})
@@ -172,21 +196,28 @@ func (c *Comm) startNB(what string, t Type, op Op, local error, run func(x *coll
 }
 
 // startNBCall starts f, the blocking collective of a non-blocking one, on
-// a goroutine of its own, run on the operation's private communicator:
-// the blocking call's argument checks (their errors come back through the
-// request, on every member where the blocking call fails on every member)
-// and its point-to-point algorithms, with quiet waits — the private
+// a goroutine of its own, run on the operation's private communicator —
+// unless invalid, the error of the arguments that are invalid on their own
+// (a type, a root, a nil op), is not nil: the call fails with it at once,
+// as the blocking call would. f runs the blocking call's other argument
+// checks, the agreement on them (coll_agree.go: their errors come back
+// through the request, on every member where the blocking call fails) and
+// its point-to-point algorithms, with quiet waits — the private
 // communicator reports neither shared memory nor a two-level shape, so
 // that no algorithm reads another rank's buffers behind its caller's back.
-func (c *Comm) startNBCall(what string, f func(p *Comm) error) (*Request, error) {
-	if err := c.collUsable(what); err != nil {
+func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*Request, error) {
+	if invalid != nil {
+		return nil, invalid
+	}
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	p, r, err := c.newNB(what)
 	if err != nil {
 		return nil, err
 	}
-	p.cst = &collState{local: -1, hierSeen: true, quiet: true}
+	p.cst = &collState{local: -1, hierSeen: true, quiet: true, private: true}
 	c.runNB(r, func() error { return f(p) })
 	return user(r), nil
 }

@@ -147,6 +147,23 @@ func TestNonBlockingErrors(t *testing.T) {
 		if _, err := w.Iallreduce(nil, nil, comm.Byte, nil); !errors.Is(err, comm.ErrArg) {
 			return fmt.Errorf("Iallreduce with a nil op: %v", err)
 		}
+		// Every form rejects what is invalid on its own at once, as its
+		// blocking form does.
+		for name, start := range map[string]func() (*comm.Request, error){
+			"Igather root 3":      func() (*comm.Request, error) { return w.Igather(nil, nil, comm.Byte, 3) },
+			"Iscatterv root -1":   func() (*comm.Request, error) { return w.Iscatterv(nil, nil, nil, nil, comm.Byte, -1) },
+			"Ireduce nil op":      func() (*comm.Request, error) { return w.Ireduce(nil, nil, comm.Byte, nil, 0) },
+			"Ireduce root 3":      func() (*comm.Request, error) { return w.Ireduce(nil, nil, comm.Byte, affine, 3) },
+			"Iscan nil op":        func() (*comm.Request, error) { return w.Iscan(nil, nil, comm.Byte, nil) },
+			"Ialltoall Value":     func() (*comm.Request, error) { return w.Ialltoall(nil, nil, comm.Value) },
+			"Iallgatherv type 99": func() (*comm.Request, error) { return w.Iallgatherv(nil, nil, nil, nil, comm.Type(99)) },
+		} {
+			if r, err := start(); err == nil || r != nil {
+				return fmt.Errorf("%s: request %v, error %v; want an error at once", name, r, err)
+			} else if !errors.Is(err, comm.ErrArg) && !errors.Is(err, comm.ErrRank) {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
 		// A count mismatch fails every rank's request.
 		cnt := 10
 		if w.Rank() == 1 {

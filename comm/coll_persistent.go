@@ -16,7 +16,12 @@ import (
 //
 // A plan runs the blocking collective on a private communicator (a
 // context of its own, derived as Dup's, so that it never meets the
-// parent's other collectives), with point-to-point algorithms. Each plan
+// parent's other collectives), with point-to-point algorithms. Its first
+// start agrees with the other members on the arguments, as a non-blocking
+// collective does (coll_agree.go), and so does every start until one
+// agreement succeeds: a root, an element type or a length that differs
+// between members fails every start, on every member where the blocking
+// collective would fail. Each plan
 // has a worker goroutine that runs a started operation once the rank
 // blocks on something else in mpgo, so that it progresses then; the
 // rank's own goroutine runs it instead when it comes to Wait first (no
@@ -103,14 +108,15 @@ func (c *Comm) AlltoallInit(send, recv []byte, t Type) (*Request, error) {
 // collInit makes the plan of a persistent collective that runs run on its
 // private communicator, and its request (inactive until started).
 func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) {
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	p := newComm(c.ep, childContext(c.ctx, c.kids, colorPersistent), c.rank, c.size, c.ranks,
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))
 	p.shareLife(c)
-	p.cst = &collState{local: -1, hierSeen: true}
+	p.cst = &collState{local: -1, hierSeen: true, private: true}
 	return c.planInit(p, run), nil
 }
 

@@ -12,9 +12,10 @@ import (
 // at the root (in place). Every member must pass the same length.
 func (c *Comm) Reduce(send, recv []byte, t Type, op Op, root int) error {
 	const what = "reduce"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
@@ -42,10 +43,7 @@ func (c *Comm) reduce(send, recv []byte, t Type, op Op, root int, local error) e
 	if alg == coll.SharedMemory {
 		return c.reduceShm(send, recv, t, op, root, local)
 	}
-	x := c.call("reduce", t, op)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call("reduce", collSig{kind: kReduce, root: root, t: t, n: len(send)}, op, local)
 	x.Reduce(send, recv, root, alg)
 	return x.Result()
 }
@@ -55,9 +53,10 @@ func (c *Comm) reduce(send, recv []byte, t Type, op Op, root int, local error) e
 // for in place). Every member must pass the same length.
 func (c *Comm) Allreduce(send, recv []byte, t Type, op Op) error {
 	const what = "allreduce"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	if local == nil {
 		local = checkInOut(what, send, recv)
@@ -83,10 +82,7 @@ func (c *Comm) allreduce(send, recv []byte, t Type, op Op, local error) error {
 	case coll.Hierarchical:
 		return c.allreduceHier(send, recv, t, op, local)
 	}
-	x := c.call("allreduce", t, op)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call("allreduce", collSig{kind: kAllreduce, t: t, n: len(send)}, op, local)
 	x.Allreduce(send, recv, alg)
 	return x.Result()
 }
@@ -102,6 +98,14 @@ func (c *Comm) checkReduce(what string, t Type, op Op) error {
 		return fmt.Errorf("comm: %s with a nil op: %w", what, ErrArg)
 	}
 	return nil
+}
+
+// beginReduce is checkReduce, then enter: the caller leaves once done.
+func (c *Comm) beginReduce(what string, t Type, op Op) error {
+	if err := c.checkReduce(what, t, op); err != nil {
+		return err
+	}
+	return c.enter(what)
 }
 
 // checkInOut checks a reduction's send and recv: equal lengths, and either

@@ -22,9 +22,10 @@ func (c *Comm) Exscan(send, recv []byte, t Type, op Op) error {
 }
 
 func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive bool) error {
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	if local == nil {
 		local = checkInOut(what, send, recv)
@@ -42,10 +43,11 @@ func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive boo
 	if alg == coll.SharedMemory {
 		return c.scanShm(what, send, recv, t, op, exclusive, local)
 	}
-	x := c.call(what, t, op)
-	if local != nil {
-		x.Fail(local)
+	kind := kScan
+	if exclusive {
+		kind = kExscan
 	}
+	x := c.call(what, collSig{kind: kind, t: t, n: len(send)}, op, local)
 	x.Scan(send, recv, exclusive)
 	return x.Result()
 }
@@ -57,9 +59,10 @@ func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive boo
 // the result goes to its first block.
 func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 	const what = "reduce-scatter"
-	if err := c.checkReduce(what, t, op); err != nil {
+	if err := c.beginReduce(what, t, op); err != nil {
 		return err
 	}
+	defer c.leave()
 	local := whole(what, "send buffer", send, t)
 	k := len(recv)
 	if same(send, recv) {
@@ -74,6 +77,9 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 		case overlap(send, recv):
 			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
 		}
+	}
+	if local == nil && !t.holds(k) {
+		local = fmt.Errorf("comm: %s: blocks of %d bytes are not a whole number of %v: %w", what, k, t, ErrArg)
 	}
 	if local != nil { // go on with buffers of the right shape, to fail with the others
 		k = len(send) / c.size
@@ -90,10 +96,42 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 	if alg == coll.SharedMemory {
 		return c.reduceScatterShm(send, recv, t, op, local)
 	}
-	x := c.call(what, t, op)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kReduceScatter, t: t, n: len(send)}, op, local)
 	x.ReduceScatter(send, recv[:k], k)
 	return x.Result()
+}
+
+// ReduceScatter reduces every member's send element-wise in rank order and
+// scatters the result (MPI_Reduce_scatter): rank i gets counts[i]
+// elements, those after the first counts[0]+…+counts[i-1], in recv. send
+// holds the sum of counts elements on every member, counts is the same
+// everywhere, and recv holds at least counts[Rank] elements. Counts that
+// are negative, overflow an int in bytes or do not add up to send fail
+// with [ErrArg], a short recv with [ErrTruncate], on the rank that passed
+// them; the others take part and fail with it, as in any collective.
+func (c *Comm) ReduceScatter(send, recv []byte, counts []int, t Type, op Op) error {
+	const what = "reduce_scatter"
+	if err := c.beginReduce(what, t, op); err != nil {
+		return err
+	}
+	defer c.leave()
+	me := c.rank
+	local := whole(what, "send buffer", send, t)
+	off, cnt, err := checkVector(what, "counts", counts, nil, c.size, len(send), t.Size())
+	switch {
+	case local != nil:
+	case err != nil:
+		local = err
+	case off[c.size-1]+cnt[c.size-1] != len(send):
+		local = fmt.Errorf("comm: %s: send buffer of %d bytes, counts adding up to %d: %w",
+			what, len(send), off[c.size-1]+cnt[c.size-1], ErrArg)
+	case len(recv) < cnt[me]:
+		local = fmt.Errorf("comm: %s: rank %d receives %d bytes into %d: %w", what, me, cnt[me], len(recv), ErrTruncate)
+	}
+	all := alignedBytes(len(send))
+	if err := c.allreduce(send, all, t, op, local); err != nil {
+		return err
+	}
+	copy(recv, all[off[me]:off[me]+cnt[me]])
+	return nil
 }

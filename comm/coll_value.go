@@ -15,9 +15,10 @@ import (
 // the root cannot encode, or a nil pointer anywhere, fails on every member.
 func (c *Comm) BcastValue(ptr any, root int) error {
 	const what = "bcast value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
@@ -41,10 +42,7 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 	}
 	// A binomial tree of owned messages: each rank forwards the bytes it
 	// received (no copy in shared memory).
-	x := c.call(what, Value, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kBcastValue, root: root, t: Value, n: anyLen}, nil, local)
 	n, me := c.size, c.rank
 	vr := (me - root + n) % n
 	span := n
@@ -85,9 +83,10 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 // into the slice's element type fails at the root with [ErrType].
 func (c *Comm) GatherValue(v any, out any, root int) error {
 	const what = "gather value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
@@ -129,10 +128,7 @@ func (c *Comm) GatherValue(v any, out any, root int) error {
 		}
 		return x.finish()
 	}
-	x := c.call(what, Value, nil)
-	if local != nil {
-		x.Fail(local)
-	}
+	x := c.call(what, collSig{kind: kGatherValue, root: root, t: Value, n: anyLen}, nil, local)
 	cc := x.c
 	if c.rank != root {
 		data, tag := x.Outgoing(enc, tagGatherValue)

@@ -19,16 +19,17 @@ import (
 // value (MPI_Allgather of Go values).
 func (c *Comm) AllgatherValue(v any, out any) error {
 	const what = "allgather value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	sv, local := sliceOut(what, out)
 	var enc []byte
 	if local == nil {
 		enc, local = encodeValue(v)
 	}
 	lens := make([]byte, 8*c.size)
-	if err := c.Allgather(lengthWords([]int{len(enc)}, 1, local), lens, Int64); err != nil {
+	if err := c.allgatherBlocks(lengthWords([]int{len(enc)}, 1, local), lens, Int64); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	counts, err := valueCounts(what, lens, local)
@@ -36,7 +37,7 @@ func (c *Comm) AllgatherValue(v any, out any) error {
 		return err
 	}
 	all := make([]byte, sum(counts))
-	if err := c.Allgatherv(enc, all, counts, nil, Byte); err != nil {
+	if err := c.allgatherVector(enc, all, counts, nil, Byte); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	return decodeEach(what, sv, all, counts)
@@ -47,9 +48,10 @@ func (c *Comm) AllgatherValue(v any, out any) error {
 // it into *out (a non-nil pointer on every member).
 func (c *Comm) ScatterValue(in any, out any, root int) error {
 	const what = "scatter value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ func (c *Comm) ScatterValue(in any, out any, root int) error {
 		}
 	}
 	mine := make([]byte, 8)
-	if err := c.Scatter(lens, mine, Int64, root); err != nil {
+	if err := c.scatterBlocks(lens, mine, Int64, root); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	k := int(getWords(mine)[0])
@@ -81,7 +83,7 @@ func (c *Comm) ScatterValue(in any, out any, root int) error {
 		counts, _ = valueCounts(what, lens, nil) // every one of them >= 0 here
 	}
 	got := make([]byte, k)
-	if err := c.Scatterv(encs, counts, nil, got, Byte, root); err != nil {
+	if err := c.scatterVector(encs, counts, nil, got, Byte, root); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	if local != nil {
@@ -96,9 +98,10 @@ func (c *Comm) ScatterValue(in any, out any, root int) error {
 // slice): element i holds the value from rank i.
 func (c *Comm) AlltoallValue(in any, out any) error {
 	const what = "alltoall value"
-	if err := c.collUsable(what); err != nil {
+	if err := c.begin(what); err != nil {
 		return err
 	}
+	defer c.leave()
 	sv, local := sliceOut(what, out)
 	var encs []byte
 	var scounts []int
@@ -106,7 +109,7 @@ func (c *Comm) AlltoallValue(in any, out any) error {
 		encs, scounts, local = encodeEach(what, in, c.size)
 	}
 	got := make([]byte, 8*c.size)
-	if err := c.Alltoall(lengthWords(scounts, c.size, local), got, Int64); err != nil {
+	if err := c.alltoallBlocks(lengthWords(scounts, c.size, local), got, Int64); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	rcounts, err := valueCounts(what, got, local)
@@ -114,7 +117,7 @@ func (c *Comm) AlltoallValue(in any, out any) error {
 		return err
 	}
 	all := make([]byte, sum(rcounts))
-	if err := c.Alltoallv(encs, scounts, nil, all, rcounts, nil, Byte); err != nil {
+	if err := c.alltoallVector(encs, scounts, nil, all, rcounts, nil, Byte); err != nil {
 		return fmt.Errorf("comm: %s: %w", what, err)
 	}
 	return decodeEach(what, sv, all, rcounts)

@@ -12,9 +12,28 @@ import (
 // *Comm value for the same communicator.
 //
 // The point-to-point methods here work on bytes tagged with an element
-// [Type]; package typed wraps them for slices of numbers. A Comm may be used
-// by several goroutines of its rank at once, except Dup and Split, which
-// every member must call in the same order.
+// [Type]; package typed wraps them for slices of numbers.
+//
+// # Goroutines
+//
+// Several goroutines of a rank may use its Comm at once for point-to-point
+// calls (sends, receives, probes) and to wait on or test any requests.
+// Collective calls are another matter: the blocking collectives (Barrier,
+// Bcast, Allreduce, …, the value collectives), the start of a non-blocking
+// collective (Ibcast, …), the planning of a persistent one (AllreduceInit,
+// …), Dup, Split, Create, the topology constructors and SetAlgorithm must
+// be made by one goroutine of the rank at a time, and in the same order on
+// every member. A collective call made while another of the same rank is
+// in progress on the Comm fails at once with an error wrapping
+// [ErrConcurrent] (an [ErrArg]); the call in progress, and the other
+// ranks' calls it meets, go on undisturbed. (Calls that do not overlap in
+// time but come in different orders on different ranks cannot be told
+// from a program that means them: they meet the wrong calls, as in MPI.)
+//
+// Non-blocking and persistent collectives, once started, run on a context
+// private to each: any number may be in flight at once, beside blocking
+// collectives on the same Comm, and their requests may be waited on from
+// any goroutine.
 type Comm struct {
 	ep    *engine.Endpoint
 	w     *engine.World // ep's: usable reads its state without touching ep (one cache miss less a call when ranks are many)
@@ -26,12 +45,28 @@ type Comm struct {
 	kids  uint32       // communicators created from this one (Dup, Split)
 	cc    *Comm        // the same communicator on its collective context
 	freed *atomic.Bool // set by Free; shared with cc (see create.go)
+	busy  *atomic.Bool // set while a collective call of this rank runs on c (guard.go); shared with cc
 	cst   *collState   // collective settings and shared-memory state (coll.go); nil until used
 }
 
+// marks are a communicator's flags, allocated together, a cache line to
+// themselves: busy is written by its rank at every collective call, and
+// the marks of different ranks' communicators, allocated one after the
+// other, would otherwise share lines (each rank's write taking the line
+// from the others at every call).
+type marks struct {
+	freed, busy atomic.Bool
+	_           [marksPad]byte
+}
+
+// marksPad fills marks to 64 bytes, the size class the allocator places at
+// multiples of 64: a cache line of its own.
+const marksPad = 64 - 8
+
 // newComm returns a communicator and its collective twin.
 func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
-	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: new(atomic.Bool)}
+	m := new(marks)
+	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy}
 	cc := *c
 	cc.ctx |= 1
 	c.cc = &cc
@@ -93,7 +128,11 @@ func (c *Comm) usable() error {
 	return c.w.Err()
 }
 
-func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
+// checkSend checks the arguments of a send of n bytes of type t: n must
+// be a whole number of elements, as the receiver counts them (a partial
+// element would arrive as Count 0 with bytes written), as the collectives
+// check their buffers.
+func (c *Comm) checkSend(n int, t Type, dst, tag int) error {
 	if err := c.usable(); err != nil {
 		return fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
 	}
@@ -105,6 +144,9 @@ func (c *Comm) checkSend(buf []byte, t Type, dst, tag int) error {
 	}
 	if !t.Valid() {
 		return fmt.Errorf("comm: send of %v: %w", t, ErrArg)
+	}
+	if !t.holds(n) {
+		return fmt.Errorf("comm: send to rank %d tag %d: %d bytes is not a whole number of %v: %w", dst, tag, n, t, ErrArg)
 	}
 	return nil
 }
@@ -131,7 +173,7 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, poo
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, pooled)
 	}
-	if err := c.checkSend(buf, t, dst, tag); err != nil {
+	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
 		return nil, err
 	}
 	r := c.newReq(engine.KindSend, pooled)

@@ -17,9 +17,10 @@ import "fmt"
 // different ones) fails with [ErrArg] on every caller concerned, never a
 // hang: the members check their arguments against each other first.
 func (c *Comm) Create(g Group) (*Comm, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: create: %w", err)
+	if err := c.begin("create"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	seq := c.kids
 	parent := c.Group().index() // world rank → rank in c

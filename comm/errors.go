@@ -2,6 +2,7 @@ package comm
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/mpgo/mpgo/comm/device"
 	"github.com/mpgo/mpgo/comm/internal/engine"
@@ -48,4 +49,8 @@ var (
 	// still waiting for one of its ranks, and a send to one, fail with
 	// ErrPeerLost alone.
 	ErrPeerLost = device.ErrPeerLost
+	// ErrConcurrent reports a collective call on a communicator while
+	// another collective call of the same rank is in progress on it, from
+	// another goroutine (see [Comm]). It wraps ErrArg.
+	ErrConcurrent = fmt.Errorf("comm: concurrent collective calls on one communicator: %w", ErrArg)
 )

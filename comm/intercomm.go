@@ -3,6 +3,7 @@ package comm
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 )
 
 // Intercomm is an inter-communicator (MPI 3.1 §6.6): two disjoint groups,
@@ -38,12 +39,16 @@ import (
 // context: the intercomm's own collectives (Merge) broadcast within the
 // group on it, and the two leaders talk on remote's collective context.
 //
-// An Intercomm may be used by several goroutines of its rank at once,
-// except Merge and Free.
+// An Intercomm may be used by several goroutines of its rank at once for
+// point-to-point calls; its collectives and Merge are made by one
+// goroutine of the rank at a time (a call made while another is in
+// progress fails with [ErrConcurrent]), and Free once the others are
+// done.
 type Intercomm struct {
-	local  *Comm  // the local group, on a context private to this intercomm
-	remote *Comm  // local rank, remote group, shared context: see above
-	kids   uint32 // communicators made from this one (Merge)
+	local  *Comm       // the local group, on a context private to this intercomm
+	remote *Comm       // local rank, remote group, shared context: see above
+	kids   uint32      // communicators made from this one (Merge)
+	busy   atomic.Bool // set while a collective call of this rank runs on ic (guard.go)
 }
 
 // interContext derives an intercommunicator's context from the two
@@ -75,9 +80,10 @@ func interContext(a, b uint64) uint64 {
 // an error wrapping the same sentinel on the rest of its group. Groups
 // that overlap fail with ErrArg in both.
 func (c *Comm) CreateIntercomm(localLeader int, peer *Comm, remoteLeader, tag int) (*Intercomm, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: intercomm create: %w", err)
+	if err := c.begin("intercomm create"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	seq := c.kids
 	var bad error
@@ -270,6 +276,10 @@ func (ic *Intercomm) Merge(high bool) (*Comm, error) {
 	if err := ic.remote.usable(); err != nil {
 		return nil, fmt.Errorf("comm: intercomm merge: %w", err)
 	}
+	if err := ic.enter("intercomm merge"); err != nil {
+		return nil, err
+	}
+	defer ic.leave()
 	ic.kids++
 	seq := ic.kids
 	h := int64(0)

@@ -31,6 +31,10 @@ func (ic *Intercomm) Barrier() error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	return ic.exchange(what, ic.local.Barrier(), nil, nil, Byte)
 }
 
@@ -43,12 +47,26 @@ func (ic *Intercomm) Bcast(buf []byte, t Type, root int) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	switch {
 	case root == ProcNull:
 		return nil
 	case root == Root:
 		if err := ic.local.usable(); err != nil {
 			return fmt.Errorf("comm: %s: %w", what, err)
+		}
+		if err := checkType(what, t); err != nil {
+			return err
+		}
+		if err := whole(what, "buffer", buf, t); err != nil {
+			// The receiving leader waits for a message of t: an empty
+			// one of bytes takes the data's place and fails it (and its
+			// group) with ErrType, instead of leaving it waiting.
+			ic.remote.coll().Send(nil, Byte, 0, tagInterBcast) //nolint:errcheck // err is the outcome
+			return err
 		}
 		return ic.remote.coll().Send(buf, t, 0, tagInterBcast)
 	case root < 0 || root >= ic.remote.size:
@@ -70,6 +88,10 @@ func (ic *Intercomm) Allreduce(send, recv []byte, t Type, op Op) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	mine := make([]byte, len(send))
 	return ic.exchange(what, ic.local.Reduce(send, mine, t, op, 0), mine, recv, t)
 }
@@ -82,6 +104,10 @@ func (ic *Intercomm) Allgather(send, recv []byte, t Type) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	var mine []byte
 	if ic.local.rank == 0 {
 		mine = make([]byte, ic.local.size*len(send))
@@ -97,13 +123,21 @@ func (ic *Intercomm) Alltoall(send, recv []byte, t Type) error {
 	if ic == nil {
 		return fmt.Errorf("comm: %s on a nil intercomm: %w", what, ErrArg)
 	}
+	if err := ic.enter(what); err != nil {
+		return err
+	}
+	defer ic.leave()
 	n := ic.remote.size
 	var local error
-	if len(send)%n != 0 || len(recv)%n != 0 {
+	sk, rk := len(send)/n, len(recv)/n
+	switch {
+	case len(send)%n != 0 || len(recv)%n != 0:
 		local = fmt.Errorf("comm: %s: %d bytes to send and %d to receive are not %d blocks each: %w",
 			what, len(send), len(recv), n, ErrArg)
+	case !t.holds(sk) || !t.holds(rk):
+		local = fmt.Errorf("comm: %s: blocks of %d bytes to send and %d to receive are not whole numbers of %v: %w",
+			what, sk, rk, t, ErrArg)
 	}
-	sk, rk := len(send)/n, len(recv)/n
 	rc := ic.remote.coll()
 	reqs := make([]*Request, 0, 2*n)
 	var first error

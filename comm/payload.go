@@ -119,7 +119,7 @@ func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*engine.R
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, true)
 	}
-	if err := c.checkSend(nil, t, dst, tag); err != nil {
+	if err := c.checkSend(n, t, dst, tag); err != nil {
 		return nil, err
 	}
 	if !c.ep.IsLocal(c.worldOf(dst)) {

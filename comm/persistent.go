@@ -26,7 +26,7 @@ func (c *Comm) sendInit(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Re
 	if dst == ProcNull {
 		return c.nullInit(engine.KindSend, t, tag)
 	}
-	if err := c.checkSend(buf, t, dst, tag); err != nil {
+	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
 		return nil, err
 	}
 	r := c.newReq(engine.KindSend, false)

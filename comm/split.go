@@ -47,9 +47,10 @@ func (c *Comm) coll() *Comm { return c.cc }
 // context of its own. Every member must call it (in the same order with
 // respect to Split and other Dups); it does not communicate.
 func (c *Comm) Dup() (*Comm, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: dup: %w", err)
+	if err := c.begin("dup"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	return newComm(c.ep, childContext(c.ctx, c.kids, -1), c.rank, c.size, c.ranks,
 		fmt.Sprintf("%s.dup%d", c, c.kids)), nil
@@ -60,9 +61,10 @@ func (c *Comm) Dup() (*Comm, error) {
 // [Undefined] takes part but gets nil, nil. Colors must be non-negative or
 // Undefined. Every member must call it.
 func (c *Comm) Split(color, key int) (*Comm, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: split: %w", err)
+	if err := c.begin("split"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	bad := color < 0 && color != Undefined
 	if bad {
 		color = -2 // still take part, so the others do not hang

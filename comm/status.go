@@ -66,5 +66,10 @@ func (t Type) String() string { return engine.Type(t).String() }
 // Size is the width of one element in bytes (1 for Byte and Value).
 func (t Type) Size() int { return engine.Type(t).Size() }
 
+// holds reports whether n bytes are a whole number of elements of t. The
+// sizes are powers of two (TestTypeSizes), so it costs a mask, not a
+// division: every send asks.
+func (t Type) holds(n int) bool { return n&(t.Size()-1) == 0 }
+
 // Valid reports whether t is one of the defined types.
 func (t Type) Valid() bool { return t < numTypes }

@@ -132,9 +132,10 @@ func powAtLeast(d, k, m int) bool {
 // members, on every member: they are compared before the grid is built.
 // No dimensions at all make a grid of one rank.
 func (c *Comm) CartCreate(dims []int, periods []bool, reorder bool) (*Cart, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: cart create: %w", err)
+	if err := c.begin("cart create"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	seq := c.kids
 	n, bad := gridSize(dims, periods, c.size)
@@ -323,9 +324,10 @@ func (ct *Cart) Shift(dim, disp int) (src, dst int, err error) {
 // between members, fails with [ErrArg] on every member. Keeping no
 // dimension gives each rank a grid of its own.
 func (ct *Cart) Sub(remain []bool) (*Cart, error) {
-	if err := ct.usable(); err != nil {
-		return nil, fmt.Errorf("comm: cart sub: %w", err)
+	if err := ct.begin("cart sub"); err != nil {
+		return nil, err
 	}
+	defer ct.leave()
 	ct.kids++
 	seq := ct.kids
 	var bad error

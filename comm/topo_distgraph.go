@@ -22,9 +22,10 @@ import (
 // [ErrRank], and a negative degree or lists of the wrong lengths with
 // [ErrArg], on every member.
 func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int) (*DistGraph, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: dist graph create: %w", err)
+	if err := c.begin("dist graph create"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	seq := c.kids
 	edges, bad := c.namedEdges(sources, degrees, destinations, weights)
@@ -143,7 +144,7 @@ func (c *Comm) exchangeEdges(edges []graphEdge) ([]graphEdge, error) {
 		}
 	}
 	got := make([]byte, 8*n)
-	if err := c.Alltoall(putWords(counts), got, Int64); err != nil {
+	if err := c.alltoallBlocks(putWords(counts), got, Int64); err != nil {
 		return nil, err
 	}
 	scounts, rcounts := make([]int, n), make([]int, n)
@@ -153,7 +154,7 @@ func (c *Comm) exchangeEdges(edges []graphEdge) ([]graphEdge, error) {
 		total += rcounts[r]
 	}
 	recv := make([]byte, 8*total)
-	if err := c.Alltoallv(putWords(words), scounts, nil, recv, rcounts, nil, Int64); err != nil {
+	if err := c.alltoallVector(putWords(words), scounts, nil, recv, rcounts, nil, Int64); err != nil {
 		return nil, err
 	}
 	w := getWords(recv)

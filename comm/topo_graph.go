@@ -49,9 +49,10 @@ var (
 // [ErrArg]; so do arguments that differ between members, on every member.
 // No nodes at all give nil, nil everywhere.
 func (c *Comm) GraphCreate(index, edges []int) (*Graph, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: graph create: %w", err)
+	if err := c.begin("graph create"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	seq := c.kids
 	bad := checkGraph(index, edges, c.size)
@@ -176,9 +177,10 @@ func (g *Graph) Neighborhood() (*Comm, []Neighbor, []Neighbor, error) {
 // fails with [ErrArg] on every member, where MPI would leave a later
 // neighborhood collective hanging.
 func (c *Comm) DistGraphCreateAdjacent(sources, destinations []int) (*DistGraph, error) {
-	if err := c.usable(); err != nil {
-		return nil, fmt.Errorf("comm: dist graph create: %w", err)
+	if err := c.begin("dist graph create"); err != nil {
+		return nil, err
 	}
+	defer c.leave()
 	c.kids++
 	seq := c.kids
 	var bad error

@@ -1,8 +1,6 @@
 package typed
 
 import (
-	"fmt"
-	"math"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm"
@@ -95,34 +93,9 @@ func (c *Comm[T]) ReduceScatterBlock(send, recv []T, op Op[T]) error {
 // result: rank i gets counts[i] elements, those after the first
 // counts[0]+…+counts[i-1], in recv (MPI_Reduce_scatter). send holds the
 // sum of counts elements on every member, and counts is the same
-// everywhere.
+// everywhere; see [comm.Comm.ReduceScatter] for the errors.
 func (c *Comm[T]) ReduceScatter(send, recv []T, counts []int, op Op[T]) error {
-	n, me := c.Size(), c.Rank()
-	if len(counts) != n {
-		return fmt.Errorf("typed: ReduceScatter with %d counts on %d ranks: %w", len(counts), n, comm.ErrArg)
-	}
-	total, lo := 0, 0
-	for i, k := range counts {
-		if k < 0 || total > math.MaxInt/c.size-k {
-			return fmt.Errorf("typed: ReduceScatter count %d of rank %d: %w", k, i, comm.ErrArg)
-		}
-		if i == me {
-			lo = total
-		}
-		total += k
-	}
-	switch {
-	case len(send) != total:
-		return fmt.Errorf("typed: ReduceScatter of %d elements, counts adding up to %d: %w", len(send), total, comm.ErrArg)
-	case len(recv) < counts[me]:
-		return fmt.Errorf("typed: ReduceScatter: rank %d receives %d elements into %d: %w", me, counts[me], len(recv), comm.ErrTruncate)
-	}
-	all := make([]T, total)
-	if err := c.Allreduce(send, all, op); err != nil {
-		return err
-	}
-	copy(recv, all[lo:lo+counts[me]])
-	return nil
+	return c.c.ReduceScatter(bytesOf(send), bytesOf(recv), counts, c.t, c.byteOp(op))
 }
 
 // Scan leaves in rank i's recv the reduction with op of ranks 0..i's send.
@@ -250,13 +223,12 @@ func (c *Comm[T]) byteOp(op Op[T]) comm.Op {
 	}
 	w := funcWord(op)
 	for i := range c.ops {
-		if e := &c.ops[i]; e.b != nil && funcWord(e.op) == w {
+		if e := c.ops[i].Load(); e != nil && funcWord(e.op) == w {
 			return e.b
 		}
 	}
-	e := &c.ops[c.next]
-	c.next = (c.next + 1) % len(c.ops)
-	e.op, e.b = op, byteOp(op)
+	e := &cachedOp[T]{op: op, b: byteOp(op)}
+	c.ops[(c.next.Add(1)-1)%uint32(len(c.ops))].Store(e)
 	return e.b
 }
 

@@ -3,6 +3,7 @@ package typed
 import (
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm"
@@ -21,7 +22,10 @@ type Number interface {
 // Messages carry their element type: receiving into another numeric type
 // fails with [comm.ErrType], receiving as bytes ([Of][byte]) always works.
 //
-// A Comm is a small value; make one per element type with [Of].
+// A Comm is small; make one per element type with [Of], and use it through
+// the pointer Of returns (it must not be copied after first use). Like the
+// communicator under it, it may be used by several goroutines of its rank
+// at once, collectives aside (see [comm.Comm]).
 type Comm[T Number] struct {
 	c    *comm.Comm
 	t    comm.Type
@@ -29,10 +33,11 @@ type Comm[T Number] struct {
 
 	// The reduction operators last turned into comm.Ops, so that calls
 	// with the same few Ops (the usual case: typed.Sum[float64], a Max)
-	// allocate no closure. Used by the collectives only, which a
-	// communicator runs one at a time.
-	ops  [4]cachedOp[T]
-	next int // the entry to replace next
+	// allocate no closure. Entries are replaced whole, atomically: two
+	// goroutines that call collectives at once (which comm refuses with
+	// ErrConcurrent, after this lookup) never see half an entry.
+	ops  [4]atomic.Pointer[cachedOp[T]]
+	next atomic.Uint32 // entries replaced so far: the next to replace, modulo len(ops)
 }
 
 // cachedOp is an Op and the comm.Op made of it.

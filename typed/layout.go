@@ -232,8 +232,9 @@ func Subarray(sizes, subsizes, starts []int, order Order) (Layout, error) {
 // previous (MPI's count argument, or MPI_Type_contiguous(n, l)): Count and
 // Extent are n times l's. n must not be negative; n = 0 selects nothing.
 func (l Layout) Repeat(n int) (Layout, error) {
-	if n < 0 || (l.extent > 0 && n > maxElems/l.extent) {
-		return Layout{}, fmt.Errorf("typed: repeat %d of a layout of extent %d: %w", n, l.extent, comm.ErrArg)
+	// The count may exceed the extent (blocks that overlap): both bound n.
+	if n < 0 || (l.extent > 0 && n > maxElems/l.extent) || (l.count > 0 && n > maxElems/l.count) {
+		return Layout{}, fmt.Errorf("typed: repeat %d of a layout of %d elements, extent %d: %w", n, l.count, l.extent, comm.ErrArg)
 	}
 	if len(l.dims) >= maxLayoutDims {
 		return Layout{}, fmt.Errorf("typed: repeat: more than %d dimensions: %w", maxLayoutDims, comm.ErrArg)

@@ -18,7 +18,10 @@ import (
 //
 // Every rank of the topology must call the same collective with the same
 // count per block; they are blocking, and may be called from one goroutine
-// of a rank at a time.
+// of a rank at a time. A rank whose buffers, counts or displacements are
+// bad fails with [comm.ErrArg] and still takes part, with empty blocks, so
+// that its neighbours fail too (on a block of the wrong length) instead of
+// waiting for it.
 
 // NeighborAllgather sends send to every out-neighbor and receives one
 // block of len(send) elements from each in-neighbor, block j of recv from
@@ -61,7 +64,9 @@ func NeighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []i
 }
 
 // The non-blocking forms (MPI_Ineighbor_allgather and kin) check their
-// arguments at once and run the exchange on a goroutine of its own
+// arguments at once (a bad topology fails the call; bad buffers, counts
+// or displacements fail the request, after the exchange of empty blocks
+// above) and run the exchange on a goroutine of its own
 // (comm.Comm.Go), on a context private to the call (the neighbourhood
 // communicator's Dup: every rank derives the same, as they call
 // neighbourhood collectives in the same order), so that several in
@@ -91,7 +96,8 @@ func IneighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []
 // The persistent forms (MPI_Neighbor_allgather_init and kin) check
 // their arguments and derive their private context once; each start runs
 // the exchange (comm.Comm.GoInit), allocating nothing but what the
-// exchange's requests need.
+// exchange's requests need (with bad buffers, counts or displacements,
+// each start exchanges empty blocks and fails, as above).
 
 // NeighborAllgatherInit plans a persistent NeighborAllgather.
 func NeighborAllgatherInit[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
@@ -123,9 +129,19 @@ type neighborPlan[T Number] struct {
 	recvAt, sendAt func(int) []T
 }
 
-// run exchanges the blocks.
+// run exchanges the blocks. A plan whose buffers, counts or
+// displacements are bad still exchanges, empty blocks both ways (its
+// neighbours' blocks received into nothing, and dropped), so that its
+// neighbours fail too, on blocks of the wrong length, instead of waiting
+// for blocks that will not come; it returns its own error. Only a plan
+// without a neighbourhood (a nil or freed topology, an inconsistent
+// graph) does not exchange.
 func (p *neighborPlan[T]) run() error {
 	if p.err != nil {
+		if p.nc != nil {
+			none := func(int) []T { return nil }
+			exchange(Of[T](p.nc), p.in, p.out, none, none) //nolint:errcheck // p.err is the outcome
+		}
 		return p.err
 	}
 	if err := exchange(Of[T](p.nc), p.in, p.out, p.recvAt, p.sendAt); err != nil {
@@ -154,9 +170,11 @@ func (p *neighborPlan[T]) init() (*comm.Request, error) {
 }
 
 // private returns the plan on a context of its own (the neighbourhood
-// communicator's Dup), named what.
+// communicator's Dup), named what. A plan with bad arguments gets one too
+// and reports its error through the request (see run); only a plan with
+// no neighbourhood fails at once.
 func (p *neighborPlan[T]) private(what string) (*neighborPlan[T], error) {
-	if p.err != nil {
+	if p.nc == nil {
 		return nil, p.err
 	}
 	nc, err := p.nc.Dup()
@@ -175,10 +193,12 @@ func neighborhood[T Number](what string, t comm.Topology) *neighborPlan[T] {
 		p.err = fmt.Errorf("typed: %s on a nil topology: %w", what, comm.ErrArg)
 		return p
 	}
-	var err error
-	if p.nc, p.in, p.out, err = t.Neighborhood(); err != nil {
+	nc, in, out, err := t.Neighborhood()
+	if err != nil {
 		p.err = fmt.Errorf("typed: %s: %w", what, err)
+		return p // no neighbourhood: nc stays nil, nothing is exchanged
 	}
+	p.nc, p.in, p.out = nc, in, out
 	return p
 }
 

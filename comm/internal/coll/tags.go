@@ -6,6 +6,7 @@ package coll
 // lets a receiver see that its peer runs another collective or algorithm.
 const (
 	tagDissem      = 103
+	tagAgree       = 104 // Agree's rounds
 	tagBcastBinom  = 110
 	tagBcastSAG    = 111 // scatter phase; the ring uses tagBcastRing
 	tagBcastRing   = 112
