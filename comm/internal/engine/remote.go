@@ -81,9 +81,7 @@ func (e *engine) PeerFinished(proc int) {
 			}
 			p := in.pairOf(src)
 			p.mu.Lock()
-			for p.posted.len() > 0 {
-				fail = append(fail, p.posted.remove(0))
-			}
+			fail = p.posted.drain(fail)
 			fail = append(fail, p.probes...)
 			p.probes = nil
 			p.mu.Unlock()

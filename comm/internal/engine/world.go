@@ -334,21 +334,18 @@ func (w *World) sweep(err error) {
 	for i := range w.eps {
 		in := &w.eps[i].inbox
 		in.anyMu.Lock()
-		for in.anyPosted.len() > 0 {
-			fail = append(fail, in.anyPosted.remove(0))
-		}
+		fail = in.anyPosted.drain(fail)
 		fail = append(fail, in.anyProbes...)
 		in.anyProbes = nil
 		in.anyN.Store(0)
 		for _, p := range in.pairList {
 			p.mu.Lock()
-			for p.posted.len() > 0 {
-				fail = append(fail, p.posted.remove(0))
-			}
+			fail = p.posted.drain(fail)
 			fail = append(fail, p.probes...)
 			p.probes = nil
 			for p.unexp.len() > 0 {
-				m := p.unexp.remove(0)
+				m := p.unexp.head
+				p.unexp.remove(m)
 				if m.sreq != nil {
 					fail = append(fail, m.sreq)
 				}
