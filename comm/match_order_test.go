@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
 )
 
@@ -169,6 +170,9 @@ func runMatchScript(t *testing.T, script []*matchStep) {
 			}
 		}
 	}
+	// The senders take their turns outside mpgo, so they must not wait
+	// for their receives: the default eager buffer holds the whole script
+	// (a few MiB); the option keeps MPGO_EAGER_BUFFER from shrinking it.
 	run(t, 3, func(w *comm.Comm) (err error) {
 		defer func() {
 			if err != nil {
@@ -248,7 +252,7 @@ func runMatchScript(t *testing.T, script []*matchStep) {
 			}
 		}
 		return nil
-	})
+	}, mpgo.WithEagerBuffer(comm.DefaultEagerBuffer))
 }
 
 // probed is the id of the message a probe saw (its length less 8), -1 for

@@ -70,12 +70,17 @@ type inbox struct {
 
 // pair is the state between one sending rank and one receiving rank.
 type pair struct {
-	mu      sync.Mutex
-	posted  postedQueue
-	unexp   unexpQueue
-	probes  []*Request
-	claimed []*msg // taken by a matched probe, awaiting their receive (claim.go)
-	src     int    // sender's world rank
+	mu sync.Mutex
+	// buffered is what the eager copies from src that are not received
+	// yet hold (payload and msgCost each, protocol.go), bounded by the
+	// world's eager buffer. Raised by arriveLocked under mu, lowered by
+	// freeMsg without it.
+	buffered atomic.Int64
+	posted   postedQueue
+	unexp    unexpQueue
+	probes   []*Request
+	claimed  []*msg // taken by a matched probe, awaiting their receive (claim.go)
+	src      int    // sender's world rank
 }
 
 // msg is a message that arrived before its receive: an eager copy in a
@@ -102,7 +107,9 @@ type msg struct {
 	pool     *buffer.Pool // where store goes back; nil for heap storage
 	lost     error        // claimed, then swept (abort, deadlock) before its receive: why
 
-	prev, next *msg // neighbours in its pair's unexpected queue (index.go)
+	prev, next *msg  // neighbours in its pair's unexpected queue (index.go)
+	acct       *pair // an eager copy: the pair whose eager buffer it counts in (held bytes)
+	held       int64
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a
@@ -180,24 +187,29 @@ func wakeProbes(ps []*Request, m *msg) ([]*Request, int) {
 // matched (already removed from its queue; the caller completes it) or nil
 // when the message was queued; probes it satisfies are completed. Fails with ErrAborted when the
 // world is aborting (m was not queued).
-func (in *inbox) arrive(p *pair, m *msg) (*Request, error) {
+//
+// s is the request of a local sender (nil for a device's message): an
+// eager message that p's eager buffer has no room for is queued as a
+// rendezvous with s instead (m.sreq is set to s then), so that the sender
+// waits for its receive rather than the receiver's memory growing.
+func (in *inbox) arrive(p *pair, m *msg, s *Request) (*Request, error) {
 	p.mu.Lock()
 	if in.anyN.Load() == 0 {
-		r, err := in.arriveLocked(p, m, false)
+		r, err := in.arriveLocked(p, m, s, false)
 		p.mu.Unlock()
 		return r, err
 	}
 	p.mu.Unlock()
 	in.anyMu.Lock()
 	p.mu.Lock()
-	r, err := in.arriveLocked(p, m, true)
+	r, err := in.arriveLocked(p, m, s, true)
 	p.mu.Unlock()
 	in.anyMu.Unlock()
 	return r, err
 }
 
 // arriveLocked: p.mu held, and anyMu too when withAny.
-func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool) (*Request, error) {
+func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Request, error) {
 	if err := in.ep.w.failure(); err != nil {
 		return nil, err
 	}
@@ -213,17 +225,25 @@ func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool) (*Request, error) {
 		p.posted.take(r, i)
 		return r, nil
 	}
+	eager := m.sreq == nil && !m.owned && (m.local || m.remote == nil) // to be copied here
+	cost := int64(m.len() + msgCost)
+	if eager && s != nil && p.buffered.Load()+cost > in.ep.w.eagerBuffer {
+		m.sreq, eager = s, false // no room: rendezvous
+	}
 	q := getMsg()
 	*q = *m
 	q.seq = in.seq.Add(1)
-	switch {
-	case q.local && q.sreq == nil:
-		if err := q.eagerPull(in.ep.w.pool); err != nil {
-			freeMsg(q)
-			return nil, err
+	if eager {
+		if q.local {
+			if err := q.eagerPull(in.ep.w.pool); err != nil {
+				freeMsg(q)
+				return nil, err
+			}
+		} else {
+			q.eagerCopy(in.ep.w.pool, q.data)
 		}
-	case q.sreq == nil && !q.owned && q.remote == nil:
-		q.eagerCopy(in.ep.w.pool, q.data)
+		q.acct, q.held = p, cost
+		p.buffered.Add(cost)
 	}
 	p.unexp.push(q)
 	if q.sreq != nil {
