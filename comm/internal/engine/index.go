@@ -347,6 +347,7 @@ func (q *postedQueue) index() {
 type unexpQueue struct {
 	head, tail *msg
 	n          int
+	bytes      int64           // what its messages cost the eager buffer (msg.cost)
 	idx        *keyIndex[*msg] // nil: linear
 }
 
@@ -363,6 +364,7 @@ func (q *unexpQueue) push(m *msg) {
 	}
 	q.tail = m
 	q.n++
+	q.bytes += m.cost()
 	if q.idx != nil {
 		q.idx.add(m.ctx, m.tag, m)
 	}
@@ -402,6 +404,7 @@ func (q *unexpQueue) remove(m *msg) {
 	}
 	m.prev, m.next = nil, nil
 	q.n--
+	q.bytes -= m.cost()
 	if q.idx != nil {
 		q.idx.remove(m.ctx, m.tag, m)
 		if q.n == 0 {

@@ -127,6 +127,9 @@ func TestUnexpQueueMatchesModel(t *testing.T) {
 		if q.len() != len(model) {
 			t.Fatalf("step %d: len %d, want %d", step, q.len(), len(model))
 		}
+		if want := int64(len(model)) * msgCost; q.bytes != want {
+			t.Fatalf("step %d: %d bytes counted, want %d", step, q.bytes, want)
+		}
 		if step%101 == 0 {
 			i := 0
 			for m := q.head; m != nil; m = m.next {

@@ -70,17 +70,12 @@ type inbox struct {
 
 // pair is the state between one sending rank and one receiving rank.
 type pair struct {
-	mu sync.Mutex
-	// buffered is what the eager copies from src that are not received
-	// yet hold (payload and msgCost each, protocol.go), bounded by the
-	// world's eager buffer. Raised by arriveLocked under mu, lowered by
-	// freeMsg without it.
-	buffered atomic.Int64
-	posted   postedQueue
-	unexp    unexpQueue
-	probes   []*Request
-	claimed  []*msg // taken by a matched probe, awaiting their receive (claim.go)
-	src      int    // sender's world rank
+	mu      sync.Mutex
+	posted  postedQueue
+	unexp   unexpQueue // its eager copies' cost is bounded by the world's eager buffer (protocol.go)
+	probes  []*Request
+	claimed []*msg // taken by a matched probe, awaiting their receive (claim.go)
+	src     int    // sender's world rank
 }
 
 // msg is a message that arrived before its receive: an eager copy in a
@@ -107,9 +102,7 @@ type msg struct {
 	pool     *buffer.Pool // where store goes back; nil for heap storage
 	lost     error        // claimed, then swept (abort, deadlock) before its receive: why
 
-	prev, next *msg  // neighbours in its pair's unexpected queue (index.go)
-	acct       *pair // an eager copy: the pair whose eager buffer it counts in (held bytes)
-	held       int64
+	prev, next *msg // neighbours in its pair's unexpected queue (index.go)
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a
@@ -226,8 +219,7 @@ func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Reque
 		return r, nil
 	}
 	eager := m.sreq == nil && !m.owned && (m.local || m.remote == nil) // to be copied here
-	cost := int64(m.len() + msgCost)
-	if eager && s != nil && p.buffered.Load()+cost > in.ep.w.eagerBuffer {
+	if eager && s != nil && p.unexp.bytes+int64(m.len())+msgCost > in.ep.w.eagerBuffer {
 		m.sreq, eager = s, false // no room: rendezvous
 	}
 	q := getMsg()
@@ -242,8 +234,6 @@ func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Reque
 		} else {
 			q.eagerCopy(in.ep.w.pool, q.data)
 		}
-		q.acct, q.held = p, cost
-		p.buffered.Add(cost)
 	}
 	p.unexp.push(q)
 	if q.sreq != nil {

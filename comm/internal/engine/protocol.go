@@ -53,6 +53,20 @@ import (
 // block take, as the TCP backend counts wire.MessageCost per message.
 const msgCost = 256
 
+// cost is what m, a queued message, costs its pair's eager buffer: its
+// payload and msgCost for an eager copy (the engine's memory), nothing for
+// a rendezvous, a handoff or a device's message (its sender's, its
+// receiver's or the device's memory). The unexpected queue counts it
+// while m waits there (unexpQueue.bytes), which is what is bounded:
+// a message a matched probe took is the user's to receive, as the
+// requests of its Isends are.
+func (m *msg) cost() int64 {
+	if m.sreq != nil || m.owned || m.remote != nil {
+		return 0
+	}
+	return int64(len(m.data)) + msgCost
+}
+
 // msgPool recycles message shells; their eager payloads live in the
 // world's buffer.Pool (Knuth's buddy system: one block per queued eager
 // message, returned when the message is received), so the eager path
@@ -93,12 +107,8 @@ func (m *msg) eagerBlock(pool *buffer.Pool, n int) []byte {
 	return m.data
 }
 
-// freeMsg returns m's eager block to its pool and its room to its pair's
-// eager buffer, and recycles m.
+// freeMsg returns m's eager block to its pool and recycles m.
 func freeMsg(m *msg) {
-	if m.acct != nil {
-		m.acct.buffered.Add(-m.held)
-	}
 	dropBuf(m)
 	if m.pool != nil {
 		m.pool.Put(m.store) //nolint:errcheck // the block came from this pool: Put cannot fail

@@ -195,7 +195,12 @@ func (ep *Endpoint) Err() error { return ep.w.failure() }
 // Buffered returns how many bytes of eager messages from world rank src
 // wait at ep, not received yet, as its eager buffer counts them (for
 // tests).
-func (ep *Endpoint) Buffered(src int) int { return int(ep.inbox.pairOf(src).buffered.Load()) }
+func (ep *Endpoint) Buffered(src int) int {
+	p := ep.inbox.pairOf(src)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int(p.unexp.bytes)
+}
 
 // IsLocal reports whether world rank r runs in this process.
 func (ep *Endpoint) IsLocal(r int) bool { return ep.w.isLocal(r) }
