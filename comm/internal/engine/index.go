@@ -9,14 +9,19 @@ import (
 //
 // A queue is searched linearly while its searches stay short: receives
 // mostly match in the order they were posted (the oldest entry), and
-// there a linear search beats any index. A search that passes over more
-// than indexAt entries — receives matched out of order, or many entries
-// of other tags or contexts ahead of the match — switches the queue to
-// indexed: every key (context, tag) gets a FIFO of its own (a chain), so
-// a match costs a lookup instead of a walk, and a run of out-of-order
-// matches costs n instead of n² (BenchmarkMatchOutOfOrder in package
-// comm: 40,000 receives in reverse tag order took 0.9 s, now 25 ms, as
-// in order). The queue goes back to linear once it is empty.
+// there a linear search beats any index. Once its searches have walked
+// past more entries than twice what it holds (and more than indexAt) —
+// receives matched out of order, or many entries of other tags or
+// contexts ahead of the match — the queue switches to indexed: every key
+// (context, tag) gets a FIFO of its own (a chain), so a match costs a
+// lookup instead of a walk, and a run of out-of-order matches costs n
+// instead of n² (BenchmarkMatchOutOfOrder in package comm: 40,000
+// receives in reverse tag order took 0.9 s, now 20 ms, as in order). The
+// walks a queue makes before it switches cost about as much as building
+// its index twice, so a rare long search (a collective's message behind a
+// long queue of in-order receives on another communicator) leaves it
+// linear, where in-order matching is fastest. A queue that empties goes
+// back to linear, its walks forgotten.
 //
 // MPI's order survives the split because every entry carries the inbox's
 // sequence number (its posting or arrival order, match.go's seq), and
@@ -37,10 +42,15 @@ import (
 // (match.go: the pair's lock, or the inbox's anyMu for AnySource
 // receives).
 
-// indexAt is the longest walk a linear search makes before its queue
+// indexAt is the fewest entries a queue's searches walk past before it
 // switches to indexed. Receives that match in posting order never walk,
 // however many are posted (osu_bw's window of 64), and stay linear.
 const indexAt = 32
+
+// walkedOut reports whether a linear queue holding n entries, whose
+// searches have walked past walked entries since it was last empty, is
+// to switch to indexed.
+func walkedOut(walked, n int) bool { return walked > indexAt && walked > 2*n }
 
 // keyIndex files entries by (context, tag), each key's in a FIFO of their
 // own in the order they were added: a chain of nodes, kept in one slice
@@ -223,9 +233,10 @@ func (x *keyIndex[E]) each(f func(E)) {
 // under (ctx, AnyTag), and wild counts them, so that a message's search
 // skips that bucket when there are none.
 type postedQueue struct {
-	list fifo[*Request]
-	idx  *keyIndex[*Request] // nil: linear (list holds the receives)
-	wild int                 // entries in idx filed under AnyTag
+	list   fifo[*Request]
+	idx    *keyIndex[*Request] // nil: linear (list holds the receives)
+	wild   int                 // entries in idx filed under AnyTag
+	walked int                 // entries first passed over while linear, since list was last empty
 }
 
 // len returns the number of receives.
@@ -254,21 +265,21 @@ func (q *postedQueue) file(r *Request) {
 }
 
 // first returns the oldest receive that accepts a message (ctx, tag), and
-// where it is for take (its position while linear), or nil. A long walk
-// switches q to indexed.
+// where it is for take (its position while linear), or nil. Long walks
+// switch q to indexed.
 func (q *postedQueue) first(ctx uint64, tag int) (*Request, int) {
 	if q.idx == nil {
-		n := q.list.len()
-		for i := 0; i < n; i++ {
-			if r := q.list.at(i); r.matches(ctx, tag) {
-				return r, i
-			}
-			if i == indexAt {
-				q.index()
-				return q.first(ctx, tag)
-			}
+		n, i := q.list.len(), 0
+		for i < n && !q.list.at(i).matches(ctx, tag) {
+			i++
 		}
-		return nil, -1
+		if q.walked += i; !walkedOut(q.walked, n) {
+			if i == n {
+				return nil, -1
+			}
+			return q.list.at(i), i
+		}
+		q.index()
 	}
 	r, _ := q.idx.oldest(ctx, tag)
 	if q.wild > 0 {
@@ -283,7 +294,7 @@ func (q *postedQueue) first(ctx uint64, tag int) (*Request, int) {
 // linear).
 func (q *postedQueue) take(r *Request, i int) {
 	if q.idx == nil {
-		q.list.remove(i)
+		q.removeAt(i)
 		return
 	}
 	q.idx.remove(r.ctx, r.tag, r)
@@ -312,17 +323,27 @@ func (q *postedQueue) delete(r *Request) bool {
 	}
 	for i, n := 0, q.list.len(); i < n; i++ {
 		if q.list.at(i) == r {
-			q.list.remove(i)
+			q.removeAt(i)
 			return true
 		}
 	}
 	return false
 }
 
+// removeAt removes the receive at position i of linear q's list and
+// returns it; a queue that empties forgets its walks.
+func (q *postedQueue) removeAt(i int) *Request {
+	r := q.list.remove(i)
+	if q.list.len() == 0 {
+		q.walked = 0
+	}
+	return r
+}
+
 // drain removes every receive and appends them to rs, oldest first.
 func (q *postedQueue) drain(rs []*Request) []*Request {
 	for q.list.len() > 0 {
-		rs = append(rs, q.list.remove(0))
+		rs = append(rs, q.removeAt(0))
 	}
 	if q.idx != nil {
 		k := len(rs)
@@ -335,7 +356,8 @@ func (q *postedQueue) drain(rs []*Request) []*Request {
 
 // index switches q from linear to indexed.
 func (q *postedQueue) index() {
-	q.idx = new(keyIndex[*Request])
+	q.idx = &keyIndex[*Request]{nodes: make([]node[*Request], 0, 2*q.list.len())}
+	q.walked = 0
 	for q.list.len() > 0 {
 		q.file(q.list.remove(0))
 	}
@@ -349,6 +371,7 @@ type unexpQueue struct {
 	n          int
 	bytes      int64           // what its messages cost the eager buffer (msg.cost)
 	idx        *keyIndex[*msg] // nil: linear
+	walked     int             // messages first passed over for receives with a tag while linear, since q was last empty
 }
 
 // len returns the number of messages.
@@ -370,24 +393,25 @@ func (q *unexpQueue) push(m *msg) {
 	}
 }
 
-// first returns the oldest message that r accepts, or nil. A long walk
-// for a receive with a tag switches q to indexed.
+// first returns the oldest message that r accepts, or nil. Long walks
+// for receives with a tag switch q to indexed; a receive for AnyTag
+// always walks (the index would not shorten its search).
 func (q *unexpQueue) first(r *Request) *msg {
 	if r.tag != AnyTag && q.idx != nil {
 		m, _ := q.idx.oldest(r.ctx, r.tag)
 		return m
 	}
-	i := 0
-	for m := q.head; m != nil; m = m.next {
-		if m.matchedBy(r) {
-			return m
-		}
-		if i++; i == indexAt && r.tag != AnyTag {
+	i, m := 0, q.head
+	for m != nil && !m.matchedBy(r) {
+		m = m.next
+		i++
+	}
+	if r.tag != AnyTag {
+		if q.walked += i; walkedOut(q.walked, q.n) {
 			q.index()
-			return q.first(r)
 		}
 	}
-	return nil
+	return m
 }
 
 // remove takes m, which is in q, off it.
@@ -407,15 +431,16 @@ func (q *unexpQueue) remove(m *msg) {
 	q.bytes -= m.cost()
 	if q.idx != nil {
 		q.idx.remove(m.ctx, m.tag, m)
-		if q.n == 0 {
-			q.idx = nil
-		}
+	}
+	if q.n == 0 {
+		q.idx, q.walked = nil, 0
 	}
 }
 
 // index switches q to indexed.
 func (q *unexpQueue) index() {
-	q.idx = new(keyIndex[*msg])
+	q.idx = &keyIndex[*msg]{nodes: make([]node[*msg], 0, 2*q.n)}
+	q.walked = 0
 	for m := q.head; m != nil; m = m.next {
 		q.idx.add(m.ctx, m.tag, m)
 	}

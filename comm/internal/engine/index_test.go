@@ -145,9 +145,11 @@ func TestUnexpQueueMatchesModel(t *testing.T) {
 	}
 }
 
-// An index keeps its memory to what is queued: the nodes of taken entries
-// are reused, contexts that emptied are dropped beyond keepCtxs, and a
-// queue that empties drops its index.
+// A queue switches to indexed once its searches walked past more than
+// twice what it holds, not at one long walk. An index keeps its memory to
+// what is queued: the nodes of taken entries are reused, contexts that
+// emptied are dropped beyond keepCtxs, and a queue that empties drops its
+// index.
 func TestIndexReusesMemory(t *testing.T) {
 	var q postedQueue
 	var rs []*Request
@@ -156,11 +158,16 @@ func TestIndexReusesMemory(t *testing.T) {
 		rs = append(rs, r)
 		q.push(r)
 	}
-	if r, _ := q.first(9, 0); r != rs[999] { // a long walk: indexed from here
-		t.Fatalf("first = %v", r)
+	if r, _ := q.first(9, 0); r != rs[999] || q.idx != nil { // one long walk: still linear
+		t.Fatalf("first = %v, indexed %v", r, q.idx != nil)
+	}
+	for k := 0; k < 2; k++ { // walks past twice what it holds: indexed from here
+		if r, _ := q.first(99, 0); r != nil {
+			t.Fatalf("first = %v", r)
+		}
 	}
 	if q.idx == nil {
-		t.Fatal("not indexed after a long walk")
+		t.Fatal("not indexed after three long walks")
 	}
 	for round := 0; round < 10; round++ { // take and put back: no new nodes
 		for _, r := range rs[:500] {
