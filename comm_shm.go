@@ -58,7 +58,7 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	if fn == nil {
 		return fmt.Errorf("mpgo: Run with a nil function: %w", comm.ErrArg)
 	}
-	w, err := comm.NewWorld(n, comm.Config{EagerLimit: cfg.eagerLimit, DetectDeadlock: !cfg.noDeadlock})
+	w, err := comm.NewWorld(n, comm.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package mpgo
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 
 	"github.com/mpgo/mpgo/comm"
 )
@@ -11,12 +13,13 @@ import (
 type Option func(*config) error
 
 type config struct {
-	ctx        context.Context
-	eagerLimit int
-	noDeadlock bool
-	ranks      int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
-	backend    string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
-	provider   string // the RDMA backend's libfabric provider (WithFabric)
+	ctx         context.Context
+	eagerLimit  int
+	eagerBuffer int // 0: MPGO_EAGER_BUFFER, or the default
+	noDeadlock  bool
+	ranks       int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
+	backend     string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
+	provider    string // the RDMA backend's libfabric provider (WithFabric)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's
@@ -46,6 +49,23 @@ func WithEagerLimit(bytes int) Option {
 	}
 }
 
+// WithEagerBuffer bounds the memory of the eager messages one rank has
+// sent another and that are not received yet, per pair of goroutine ranks
+// (default [comm.DefaultEagerBuffer], 64 MiB, or the environment variable
+// MPGO_EAGER_BUFFER in bytes): a message that finds no room waits with its
+// sender for its receive instead, a Send returning only then (see
+// package comm, Protocols). Between processes the backend's own flow
+// control bounds them.
+func WithEagerBuffer(bytes int) Option {
+	return func(c *config) error {
+		if bytes <= 0 {
+			return fmt.Errorf("mpgo: WithEagerBuffer(%d): want a positive number of bytes: %w", bytes, comm.ErrArg)
+		}
+		c.eagerBuffer = bytes
+		return nil
+	}
+}
+
 // WithoutDeadlockDetection turns the deadlock detector off. The detector
 // treats a rank as blocked when a goroutine of it is parked in mpgo; a
 // program whose ranks run extra goroutines that call mpgo later, after the
@@ -65,6 +85,15 @@ func newConfig(opts []Option) (*config, error) {
 		}
 		if err := o(c); err != nil {
 			return nil, err
+		}
+	}
+	if c.eagerBuffer == 0 {
+		if s := os.Getenv("MPGO_EAGER_BUFFER"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("mpgo: MPGO_EAGER_BUFFER=%q: want a positive number of bytes: %w", s, comm.ErrArg)
+			}
+			c.eagerBuffer = n
 		}
 	}
 	return c, nil

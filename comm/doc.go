@@ -31,6 +31,20 @@
 // synchronous send always waits for its receive. [Comm.SendOwned] hands the
 // slice itself over: a [Comm.RecvOwned] receives that very slice.
 //
+// The eager copies one rank has sent another and that are not received
+// yet hold at most [DefaultEagerBuffer] (64 MiB) per pair of ranks, set
+// with mpgo.WithEagerBuffer or the environment variable
+// MPGO_EAGER_BUFFER ([Config].EagerBuffer). A message that finds the
+// buffer full goes by rendezvous: [Comm.Send] returns once its receive
+// has taken it, and the request of [Comm.Isend] (which never blocks)
+// completes only then. A sender that floods a rank which does not
+// receive is so held up, as the TCP backend's credit holds up a sender
+// between processes. MPI allows a standard send to wait for its receive;
+// a program that relies on more buffering than the bound — two ranks
+// that each send the other more than it before receiving — is unsafe
+// under MPI's rules, and now blocks where it used to run: the deadlock
+// detector reports it, and a larger bound lets it run as before.
+//
 // # Waiting
 //
 // Blocked calls yield briefly and then sleep; a rank that completes another

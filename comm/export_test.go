@@ -5,3 +5,8 @@ import "github.com/mpgo/mpgo/comm/internal/engine"
 // ShareLimit is the smallest message whose copy into a receive goroutine
 // ranks share between two goroutines (comm/internal/engine/copyin.go).
 const ShareLimit = engine.ShareLimit
+
+// Buffered returns how many bytes of eager messages from rank src of c
+// wait at c's rank, not received yet, as the pair's eager buffer counts
+// them (comm/internal/engine/protocol.go).
+func Buffered(c *Comm, src int) int { return c.ep.Buffered(c.worldOf(src)) }

@@ -24,12 +24,24 @@ type World engine.World
 // rendezvous protocol instead of an eager copy.
 const DefaultEagerLimit = engine.DefaultEagerLimit
 
+// DefaultEagerBuffer is how many bytes of eager messages one rank may
+// have sent to another and not had received yet before its further
+// messages to that rank wait for their receives (see Config.EagerBuffer).
+const DefaultEagerBuffer = engine.DefaultEagerBuffer
+
 // Config configures a [World].
 type Config struct {
 	// EagerLimit is the protocol switch size in bytes: messages shorter than
 	// it are copied eagerly, longer ones wait for their receive
 	// (rendezvous). Zero means DefaultEagerLimit.
 	EagerLimit int
+	// EagerBuffer bounds, per pair of ranks of this process (sender,
+	// receiver), the memory of eager copies queued at the receiver and
+	// not received yet, each counted as its payload and 256 bytes: a
+	// message for which the bound leaves no room goes by rendezvous
+	// instead (see the package documentation, Protocols). Zero means
+	// DefaultEagerBuffer; negative is an error.
+	EagerBuffer int
 	// DetectDeadlock enables the deadlock detector.
 	DetectDeadlock bool
 	// DetectInterval is how often the detector looks (default 5ms).

@@ -25,6 +25,9 @@ type Config struct {
 	// (see comm.Config); zero means comm.DefaultEagerLimit. The backend
 	// has its own, in its configuration.
 	EagerLimit int
+	// EagerBuffer bounds the eager messages queued between two ranks of
+	// this process (see comm.Config); zero means comm.DefaultEagerBuffer.
+	EagerBuffer int
 }
 
 // Opener opens a backend's device for this process, from the job's
@@ -84,7 +87,7 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, Local: ranks, Device: dev, Process: owner})
+	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Local: ranks, Device: dev, Process: owner})
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)

@@ -15,8 +15,9 @@
 // Remote is this package's, and its sentinel errors are these.
 //
 // The files, one concept each: world.go (World, Endpoint, abort, the
-// deadlock detector), match.go (the inbox and its invariants), queue.go
-// (the FIFO the queues are made of), event.go (the one-shot completion a
+// deadlock detector), match.go (the inbox and its invariants), index.go
+// (the matching queues, linear or indexed by context and tag), queue.go
+// (the FIFO they are made of), event.go (the one-shot completion a
 // rank waits on), request.go (a request and how it completes), protocol.go
 // (from a send to a receive), copyin.go (a large payload's copy, shared
 // with a helper), api.go (what comm calls), remote.go (the

@@ -42,7 +42,8 @@ import (
 //     the sender's message or the sender sees anyN > 0 and retakes the
 //     locks in order (anyMu, then pair.mu).
 //   - seq orders receives by posting and messages by arrival; within one
-//     queue order is FIFO. Between a pair's posted queue and anyPosted the
+//     queue order is FIFO (per key (context, tag) once the queue is
+//     indexed, index.go). Between a pair's posted queue and anyPosted the
 //     lower seq wins; among pairs' unexpected messages the lower seq wins.
 //   - Pairs are created under anyMu, so a scan under anyMu sees all.
 //   - A request is completed by whoever removed it from its queue, after
@@ -58,7 +59,7 @@ type inbox struct {
 
 	anyMu     sync.Mutex
 	anyN      atomic.Int32
-	anyPosted fifo[*Request]
+	anyPosted postedQueue
 	anyProbes []*Request
 	pairList  []*pair // every pair, for AnySource scans; guarded by anyMu
 
@@ -70,8 +71,8 @@ type inbox struct {
 // pair is the state between one sending rank and one receiving rank.
 type pair struct {
 	mu      sync.Mutex
-	posted  fifo[*Request]
-	unexp   fifo[*msg]
+	posted  postedQueue
+	unexp   unexpQueue // its eager copies' cost is bounded by the world's eager buffer (protocol.go)
 	probes  []*Request
 	claimed []*msg // taken by a matched probe, awaiting their receive (claim.go)
 	src     int    // sender's world rank
@@ -100,6 +101,8 @@ type msg struct {
 	store    []byte       // the eager copy's block, as the pool returned it
 	pool     *buffer.Pool // where store goes back; nil for heap storage
 	lost     error        // claimed, then swept (abort, deadlock) before its receive: why
+
+	prev, next *msg // neighbours in its pair's unexpected queue (index.go)
 }
 
 // directPairs is the largest world whose inboxes index their pairs in a
@@ -152,28 +155,6 @@ func (r *Request) matches(ctx uint64, tag int) bool {
 
 func (m *msg) matchedBy(r *Request) bool { return r.matches(m.ctx, m.tag) }
 
-// firstPosted returns the index of the oldest receive in q that accepts the
-// envelope, or -1.
-func firstPosted(q *fifo[*Request], ctx uint64, tag int) int {
-	for i, n := 0, q.len(); i < n; i++ {
-		if q.at(i).matches(ctx, tag) {
-			return i
-		}
-	}
-	return -1
-}
-
-// firstUnexp returns the index of the oldest message in q that r accepts,
-// or -1.
-func firstUnexp(q *fifo[*msg], r *Request) int {
-	for i, n := 0, q.len(); i < n; i++ {
-		if q.at(i).matchedBy(r) {
-			return i
-		}
-	}
-	return -1
-}
-
 // wakeProbes completes (and removes) the probes in ps that m satisfies;
 // the probers re-examine the queues themselves. Returns the remaining
 // probes and how many were removed. The locks that guard ps must be held:
@@ -199,49 +180,60 @@ func wakeProbes(ps []*Request, m *msg) ([]*Request, int) {
 // matched (already removed from its queue; the caller completes it) or nil
 // when the message was queued; probes it satisfies are completed. Fails with ErrAborted when the
 // world is aborting (m was not queued).
-func (in *inbox) arrive(p *pair, m *msg) (*Request, error) {
+//
+// s is the request of a local sender (nil for a device's message): an
+// eager message that p's eager buffer has no room for is queued as a
+// rendezvous with s instead (m.sreq is set to s then), so that the sender
+// waits for its receive rather than the receiver's memory growing.
+func (in *inbox) arrive(p *pair, m *msg, s *Request) (*Request, error) {
 	p.mu.Lock()
 	if in.anyN.Load() == 0 {
-		r, err := in.arriveLocked(p, m, false)
+		r, err := in.arriveLocked(p, m, s, false)
 		p.mu.Unlock()
 		return r, err
 	}
 	p.mu.Unlock()
 	in.anyMu.Lock()
 	p.mu.Lock()
-	r, err := in.arriveLocked(p, m, true)
+	r, err := in.arriveLocked(p, m, s, true)
 	p.mu.Unlock()
 	in.anyMu.Unlock()
 	return r, err
 }
 
 // arriveLocked: p.mu held, and anyMu too when withAny.
-func (in *inbox) arriveLocked(p *pair, m *msg, withAny bool) (*Request, error) {
+func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Request, error) {
 	if err := in.ep.w.failure(); err != nil {
 		return nil, err
 	}
-	i := firstPosted(&p.posted, m.ctx, m.tag)
+	r, i := p.posted.first(m.ctx, m.tag)
 	if withAny {
-		if j := firstPosted(&in.anyPosted, m.ctx, m.tag); j >= 0 &&
-			(i < 0 || in.anyPosted.at(j).seq < p.posted.at(i).seq) {
+		if a, j := in.anyPosted.first(m.ctx, m.tag); a != nil && (r == nil || a.seq < r.seq) {
+			in.anyPosted.take(a, j)
 			in.anyN.Add(-1)
-			return in.anyPosted.remove(j), nil
+			return a, nil
 		}
 	}
-	if i >= 0 {
-		return p.posted.remove(i), nil
+	if r != nil {
+		p.posted.take(r, i)
+		return r, nil
+	}
+	eager := m.sreq == nil && !m.owned && (m.local || m.remote == nil) // to be copied here
+	if eager && s != nil && p.unexp.bytes+int64(m.len())+msgCost > in.ep.w.eagerBuffer {
+		m.sreq, eager = s, false // no room: rendezvous
 	}
 	q := getMsg()
 	*q = *m
 	q.seq = in.seq.Add(1)
-	switch {
-	case q.local && q.sreq == nil:
-		if err := q.eagerPull(in.ep.w.pool); err != nil {
-			freeMsg(q)
-			return nil, err
+	if eager {
+		if q.local {
+			if err := q.eagerPull(in.ep.w.pool); err != nil {
+				freeMsg(q)
+				return nil, err
+			}
+		} else {
+			q.eagerCopy(in.ep.w.pool, q.data)
 		}
-	case q.sreq == nil && !q.owned && q.remote == nil:
-		q.eagerCopy(in.ep.w.pool, q.data)
 	}
 	p.unexp.push(q)
 	if q.sreq != nil {
@@ -269,8 +261,9 @@ func (in *inbox) post(r *Request) (*msg, error) {
 		if err := in.ep.w.failure(); err != nil {
 			return nil, err
 		}
-		if i := firstUnexp(&p.unexp, r); i >= 0 {
-			return p.unexp.remove(i), nil
+		if m := p.unexp.first(r); m != nil {
+			p.unexp.remove(m)
+			return m, nil
 		}
 		r.seq = in.seq.Add(1)
 		r.in, r.pr = in, p
@@ -283,8 +276,8 @@ func (in *inbox) post(r *Request) (*msg, error) {
 		return nil, err
 	}
 	in.anyN.Add(1) // before the scan: see the invariants
-	if p, i := in.scanLocked(r, true); p != nil {
-		m := p.unexp.remove(i)
+	if p, m := in.scanLocked(r, true); p != nil {
+		p.unexp.remove(m)
 		p.mu.Unlock()
 		in.anyN.Add(-1)
 		return m, nil
@@ -298,34 +291,32 @@ func (in *inbox) post(r *Request) (*msg, error) {
 // scanLocked finds, across all pairs, the oldest unexpected message that r
 // accepts. anyMu must be held. When keep is true and a message is found,
 // its pair is returned still locked.
-func (in *inbox) scanLocked(r *Request, keep bool) (*pair, int) {
+func (in *inbox) scanLocked(r *Request, keep bool) (*pair, *msg) {
 	var best *pair
 	var bestSeq uint64
 	for _, p := range in.pairList {
 		p.mu.Lock()
-		if i := firstUnexp(&p.unexp, r); i >= 0 {
-			if s := p.unexp.at(i).seq; best == nil || s < bestSeq {
-				best, bestSeq = p, s
-			}
+		if m := p.unexp.first(r); m != nil && (best == nil || m.seq < bestSeq) {
+			best, bestSeq = p, m.seq
 		}
 		p.mu.Unlock()
 	}
 	if best == nil {
-		return nil, -1
+		return nil, nil
 	}
 	// Senders that reached best since the scan found anyN > 0 and wait
 	// for anyMu, so best's unexpected queue only lost entries to receives
 	// posted concurrently by other goroutines of this rank: search again.
 	best.mu.Lock()
-	i := firstUnexp(&best.unexp, r)
-	if i < 0 {
+	m := best.unexp.first(r)
+	if m == nil {
 		best.mu.Unlock()
 		return in.scanLocked(r, keep)
 	}
 	if !keep {
 		best.mu.Unlock()
 	}
-	return best, i
+	return best, m
 }
 
 // peek reports the oldest unexpected message that r (a probe) accepts,
@@ -348,9 +339,8 @@ func (in *inbox) find(r *Request, register, claim bool) (Status, *msg, *pair, er
 		if err := in.ep.w.failure(); err != nil {
 			return Status{}, nil, nil, err
 		}
-		if i := firstUnexp(&p.unexp, r); i >= 0 {
-			st, m := p.found(i, claim)
-			return st, m, p, nil
+		if m := p.unexp.first(r); m != nil {
+			return p.found(m, claim), m, p, nil
 		}
 		if register {
 			r.in, r.pr = in, p
@@ -366,8 +356,8 @@ func (in *inbox) find(r *Request, register, claim bool) (Status, *msg, *pair, er
 	if register {
 		in.anyN.Add(1)
 	}
-	if p, i := in.scanLocked(r, true); p != nil {
-		st, m := p.found(i, claim)
+	if p, m := in.scanLocked(r, true); p != nil {
+		st := p.found(m, claim)
 		p.mu.Unlock()
 		if register {
 			in.anyN.Add(-1)
@@ -381,15 +371,14 @@ func (in *inbox) find(r *Request, register, claim bool) (Status, *msg, *pair, er
 	return Status{}, nil, nil, nil
 }
 
-// found returns the status of p's unexpected message i, and the message,
-// moved to p.claimed when claim is set. p.mu is held.
-func (p *pair) found(i int, claim bool) (Status, *msg) {
-	m := p.unexp.at(i)
+// found returns the status of p's unexpected message m, which is moved to
+// p.claimed when claim is set. p.mu is held.
+func (p *pair) found(m *msg, claim bool) Status {
 	if claim {
-		p.unexp.remove(i)
+		p.unexp.remove(m)
 		p.claimed = append(p.claimed, m)
 	}
-	return m.status(), m
+	return m.status()
 }
 
 func (m *msg) status() Status {
@@ -424,12 +413,9 @@ func (in *inbox) unqueue(r *Request) bool {
 			}
 			return false
 		}
-		for i, n := 0, in.anyPosted.len(); i < n; i++ {
-			if in.anyPosted.at(i) == r {
-				in.anyPosted.remove(i)
-				in.anyN.Add(-1)
-				return true
-			}
+		if in.anyPosted.delete(r) {
+			in.anyN.Add(-1)
+			return true
 		}
 		return false
 	}
@@ -451,16 +437,11 @@ func (in *inbox) unqueue(r *Request) bool {
 			}
 		}
 	case KindRecv:
-		for i, n := 0, p.posted.len(); i < n; i++ {
-			if p.posted.at(i) == r {
-				p.posted.remove(i)
-				return true
-			}
-		}
+		return p.posted.delete(r)
 	case KindSend:
-		for i, n := 0, p.unexp.len(); i < n; i++ {
-			if m := p.unexp.at(i); m == r.m && m.sreq == r {
-				p.unexp.remove(i)
+		for m := p.unexp.head; m != nil; m = m.next {
+			if m == r.m && m.sreq == r {
+				p.unexp.remove(m)
 				freeMsg(m)
 				return true
 			}

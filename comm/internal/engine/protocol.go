@@ -14,9 +14,11 @@ import (
 //   - receiver first: the sender finds the posted receive and copies
 //     straight into its buffer (one copy);
 //   - sender first, below the eager limit: the payload is copied into a
-//     pooled buffer under the pair's lock and the send completes at once;
-//   - sender first, at or above the eager limit, and every synchronous
-//     send: rendezvous, the message refers to the sender's buffer, the
+//     pooled buffer under the pair's lock and the send completes at once,
+//     while the pair's eager buffer has room for it (see below);
+//   - sender first, at or above the eager limit, every synchronous send,
+//     and an eager one that finds its pair's eager buffer full:
+//     rendezvous, the message refers to the sender's buffer, the
 //     receiver copies from it (one copy) and then completes the sender;
 //   - whichever copies, a payload of ShareLimit bytes or more is copied
 //     by two goroutines, the matching one and a helper (copyin.go);
@@ -24,6 +26,46 @@ import (
 //     RecvOwned takes it without copying;
 //   - SendFrom: the same as a plain send of its length, the payload
 //     produced by a Source where a receive wants it (comm/payload.go).
+
+// The eager buffer. The eager copies that one sender has queued at one
+// receiver, not received yet, hold at most the world's eager buffer
+// (Config.EagerBuffer, 64 MiB by default) of memory, each counted as its
+// payload and msgCost. A message that would go beyond goes by rendezvous
+// instead: its data stays in the sender's buffer until a receive takes
+// it, a Send returns only then, an Isend's request completes only then
+// (Isend itself never waits). So a sender that floods a receiver which
+// does not receive (300k sends of 4 KiB took 1.36 GB before) is held up
+// once the buffer is full, as the TCP backend holds it up when its
+// credit runs out, and MPI order holds: the rendezvous takes its place in
+// the same queue. Rendezvous rather than a sender that waits for room:
+// no copy at all for those messages, no waiting sender to wake when room
+// is made, and MPI allows it (a standard send may wait for its receive).
+// What it changes: a program that relies on more buffering than that —
+// two ranks that each Send more than the buffer to the other before
+// either receives, unsafe under MPI's rules — now blocks, and the
+// deadlock detector reports it; MPICH buffers such a backlog too, in the
+// receiver's memory without bound, so the default is generous. Messages
+// handed over (SendOwned, SendBuf) are the sender's memory and are not
+// counted; a device's messages are bounded by the device (TCP's credit).
+
+// msgCost is what a queued eager message costs its pair's eager buffer
+// beyond its payload: about what its shell and the rounding of its pool
+// block take, as the TCP backend counts wire.MessageCost per message.
+const msgCost = 256
+
+// cost is what m, a queued message, costs its pair's eager buffer: its
+// payload and msgCost for an eager copy (the engine's memory), nothing for
+// a rendezvous, a handoff or a device's message (its sender's, its
+// receiver's or the device's memory). The unexpected queue counts it
+// while m waits there (unexpQueue.bytes), which is what is bounded:
+// a message a matched probe took is the user's to receive, as the
+// requests of its Isends are.
+func (m *msg) cost() int64 {
+	if m.sreq != nil || m.owned || m.remote != nil {
+		return 0
+	}
+	return int64(len(m.data)) + msgCost
+}
 
 // msgPool recycles message shells; their eager payloads live in the
 // world's buffer.Pool (Knuth's buddy system: one block per queued eager
@@ -210,8 +252,7 @@ func (ep *Endpoint) startSend(r *Request) error {
 	case r.mode == ModeSync || len(r.buf) >= ep.w.eagerLimit:
 		m.sreq = r
 	}
-	waits := m.sreq != nil
-	rr, err := in.arrive(p, &m)
+	rr, err := in.arrive(p, &m, r)
 	if err != nil {
 		return err
 	}
@@ -221,7 +262,7 @@ func (ep *Endpoint) startSend(r *Request) error {
 		r.complete(Status{}, nil)
 		return nil
 	}
-	if !waits { // queued as an eager copy or a handoff
+	if m.sreq == nil { // queued as an eager copy or a handoff; else a rendezvous (arrive may have made it one)
 		r.complete(Status{}, nil)
 	}
 	return nil

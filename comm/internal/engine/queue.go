@@ -91,14 +91,3 @@ func (q *fifo[E]) compact() {
 		}
 	}
 }
-
-// index returns the position of the first entry for which match is true, or
-// -1.
-func index[E any](q *fifo[E], match func(E) bool) int {
-	for i, n := 0, q.len(); i < n; i++ {
-		if match(q.at(i)) {
-			return i
-		}
-	}
-	return -1
-}

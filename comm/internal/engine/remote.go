@@ -43,7 +43,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	}
 	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: Type(env.Type), remote: m, size: env.Len, rdv: env.Rendezvous}
 	in := &w.eps[dst].inbox
-	rr, err := in.arrive(in.pairOf(src), &mm)
+	rr, err := in.arrive(in.pairOf(src), &mm, nil)
 	switch {
 	case err != nil:
 		return false, err
@@ -81,9 +81,7 @@ func (e *engine) PeerFinished(proc int) {
 			}
 			p := in.pairOf(src)
 			p.mu.Lock()
-			for p.posted.len() > 0 {
-				fail = append(fail, p.posted.remove(0))
-			}
+			fail = p.posted.drain(fail)
 			fail = append(fail, p.probes...)
 			p.probes = nil
 			p.mu.Unlock()

@@ -17,15 +17,16 @@ import (
 //
 // Safe for concurrent use.
 type World struct {
-	eps        []Endpoint
-	eagerLimit int
-	yields     int               // see pollYields
-	running    []running         // each rank's running mark (spin.go); nil: never spin
-	dev        device.Device     // nil when every rank is local
-	progress   device.Progressor // dev, when waiting ranks drive its progress
-	pool       *buffer.Pool      // eager copies
-	local      []bool            // which world ranks run here; nil: all
-	process    func(int) int     // Config.Process
+	eps         []Endpoint
+	eagerLimit  int
+	eagerBuffer int64             // per pair (protocol.go)
+	yields      int               // see pollYields
+	running     []running         // each rank's running mark (spin.go); nil: never spin
+	dev         device.Device     // nil when every rank is local
+	progress    device.Progressor // dev, when waiting ranks drive its progress
+	pool        *buffer.Pool      // eager copies
+	local       []bool            // which world ranks run here; nil: all
+	process     func(int) int     // Config.Process
 
 	state   atomic.Int32          // stateRunning, stateAborted, stateClosed
 	cause   atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
@@ -56,10 +57,16 @@ const (
 // rendezvous protocol instead of an eager copy.
 const DefaultEagerLimit = 64 << 10
 
+// DefaultEagerBuffer is how many bytes of eager messages one sender may
+// have queued at one receiver, not received yet, before its further
+// messages wait for their receives (protocol.go).
+const DefaultEagerBuffer = 64 << 20
+
 // Config configures a [World]; comm.Config documents it for users (the
 // same fields: comm converts one into the other).
 type Config struct {
 	EagerLimit     int
+	EagerBuffer    int
 	DetectDeadlock bool
 	DetectInterval time.Duration
 	Local          []int
@@ -107,6 +114,12 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if cfg.EagerLimit == 0 {
 		cfg.EagerLimit = DefaultEagerLimit
 	}
+	if cfg.EagerBuffer < 0 {
+		return nil, fmt.Errorf("comm: eager buffer %d: %w", cfg.EagerBuffer, ErrArg)
+	}
+	if cfg.EagerBuffer == 0 {
+		cfg.EagerBuffer = DefaultEagerBuffer
+	}
 	var local []bool
 	if cfg.Local != nil {
 		local = make([]bool, n)
@@ -133,7 +146,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comm: eager pool: %w", err)
 	}
-	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, dev: cfg.Device, local: local, process: cfg.Process, pool: pool,
+	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, pool: pool,
 		closed: make(chan struct{})}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
@@ -178,6 +191,16 @@ func (ep *Endpoint) Rank() int { return ep.rank }
 
 // Err returns nil while ep's world runs, and then why it stopped.
 func (ep *Endpoint) Err() error { return ep.w.failure() }
+
+// Buffered returns how many bytes of eager messages from world rank src
+// wait at ep, not received yet, as its eager buffer counts them (for
+// tests).
+func (ep *Endpoint) Buffered(src int) int {
+	p := ep.inbox.pairOf(src)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int(p.unexp.bytes)
+}
 
 // IsLocal reports whether world rank r runs in this process.
 func (ep *Endpoint) IsLocal(r int) bool { return ep.w.isLocal(r) }
@@ -354,21 +377,18 @@ func (w *World) sweep(err error) {
 	for i := range w.eps {
 		in := &w.eps[i].inbox
 		in.anyMu.Lock()
-		for in.anyPosted.len() > 0 {
-			fail = append(fail, in.anyPosted.remove(0))
-		}
+		fail = in.anyPosted.drain(fail)
 		fail = append(fail, in.anyProbes...)
 		in.anyProbes = nil
 		in.anyN.Store(0)
 		for _, p := range in.pairList {
 			p.mu.Lock()
-			for p.posted.len() > 0 {
-				fail = append(fail, p.posted.remove(0))
-			}
+			fail = p.posted.drain(fail)
 			fail = append(fail, p.probes...)
 			p.probes = nil
 			for p.unexp.len() > 0 {
-				m := p.unexp.remove(0)
+				m := p.unexp.head
+				p.unexp.remove(m)
 				if m.sreq != nil {
 					fail = append(fail, m.sreq)
 				}
