@@ -1,0 +1,353 @@
+package am
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/mpgo/mpgo/comm"
+)
+
+// The dispatcher.
+//
+// Each endpoint has a dispatch token, held by one goroutine at a time,
+// always one of the endpoint's dispatcher goroutines: the holder receives
+// the next request (from any rank, any tag, on the request communicator)
+// and runs its handler, then the next. So handlers of one endpoint run one
+// at a time, and each sender's requests start in the order it sent them
+// (the engine keeps a pair's messages in order).
+//
+// A handler that blocks in a wait of package am (Future.Wait or
+// WaitContext, or Post or Call waiting for the flow-control window)
+// passes the token on before it sleeps, as a Charm++ threaded entry
+// method does: to the first handler waiting to resume, or else to a new
+// dispatcher goroutine, which goes on receiving. When its wait ends it
+// asks for the token back (interrupting an idle holder by cancelling its
+// receive), and once it has it, carries on; the holder that handed it over
+// ends. Nested and cyclic calls thus progress: a handler of rank A that
+// calls B, whose handler calls A, waits while A's next dispatcher runs
+// that call. A wait knows it is a handler's own by the mark its dispatcher
+// goroutine carries (self.go); anybody else's wait, and any other blocking
+// call inside a handler (a Recv of its own, a channel), keeps the token.
+//
+// For the deadlock detector, a dispatcher goroutine is a helper of its
+// rank ([comm.Comm.Go]): it counts as running while it runs a handler, and
+// not while it waits for a request, or for a Future or the window while
+// suspended ([comm.Request.WaitQuiet]). A rank whose own goroutine is
+// blocked (in Call's Wait, say) is therefore blocked for the detector
+// exactly when none of its handlers runs, and when every rank is, the
+// blocked calls fail with [comm.ErrDeadlock]: a cycle of calls that cannot
+// progress is reported, and a rank blocked while its handlers still work
+// is not.
+//
+// Invariants:
+//   - exactly one goroutine holds the token, or none and free is set
+//     (after the dispatcher stopped or failed, until a handler that
+//     resumes takes it);
+//   - only the holder reads or writes held and rx, and sets running;
+//   - idle is the holder's posted receive while it waits on it, nil
+//     otherwise; resumeQ, free, idle, stopping, failed, recheck and
+//     flushing are guarded by mu.
+
+// held is a request waiting for its handler's registration.
+type held struct {
+	kind int
+	in   inbound
+}
+
+// startRunner starts a dispatcher goroutine that holds the token.
+func (ep *Endpoint) startRunner() error {
+	ep.runners.Add(1)
+	_, err := ep.ac.Go(func() error {
+		defer ep.runners.Done()
+		runDispatcher(ep.id, ep.dispatch)
+		return nil
+	})
+	if err != nil {
+		ep.runners.Done()
+	}
+	return err
+}
+
+// dispatch is a dispatcher goroutine's loop: it holds the token, and
+// returns once it has passed it on.
+func (ep *Endpoint) dispatch() {
+	for {
+		ep.mu.Lock()
+		if len(ep.resumeQ) > 0 || ep.stopping || ep.failed != nil {
+			ep.passToken()
+			ep.mu.Unlock()
+			return
+		}
+		if ep.recheck {
+			flush := ep.flushing
+			ep.recheck, ep.flushing = false, false
+			ep.mu.Unlock()
+			ep.releaseHeld(flush)
+			continue
+		}
+		ep.rx = inbound{}
+		r, err := ep.ac.IrecvInto(&ep.rx, comm.Byte, comm.AnySource, comm.AnyTag)
+		if err != nil {
+			ep.failed = fmt.Errorf("am: dispatcher: %w", err)
+			ep.mu.Unlock()
+			continue
+		}
+		ep.idle = r
+		ep.mu.Unlock()
+		st, err := r.WaitQuiet()
+		ep.mu.Lock()
+		ep.idle = nil
+		if err != nil && !errors.Is(err, comm.ErrCanceled) {
+			ep.failed = fmt.Errorf("am: dispatcher: %w", err)
+		}
+		ep.mu.Unlock()
+		if err != nil {
+			continue
+		}
+		in := ep.rx
+		ep.rx = inbound{}
+		ep.take(st.Source, st.Tag, in)
+	}
+}
+
+// passToken gives the token to the first handler waiting to resume, or
+// leaves it free. ep.mu held.
+func (ep *Endpoint) passToken() {
+	if len(ep.resumeQ) == 0 {
+		ep.free = true
+		return
+	}
+	ch := ep.resumeQ[0]
+	ep.resumeQ[0] = nil
+	ep.resumeQ = ep.resumeQ[1:]
+	close(ch)
+}
+
+// poke changes the holder's requests (set runs under mu) and wakes the
+// holder if it waits for a message, so that it looks at them.
+func (ep *Endpoint) poke(set func()) {
+	ep.mu.Lock()
+	set()
+	if ep.idle != nil {
+		ep.idle.Cancel() //nolint:errcheck // a receive: Cancel cannot fail
+	}
+	ep.mu.Unlock()
+}
+
+// take handles in, a request of the given kind (its tag) from rank from:
+// it runs its handler, or holds it until the handler is registered.
+func (ep *Endpoint) take(from, kind int, in inbound) {
+	if kind == kindReport {
+		ep.takeReport(from, &in)
+		return
+	}
+	if q, ok := ep.held[from]; ok { // behind an earlier one from the same sender
+		ep.held[from] = append(q, held{kind, in})
+		ep.nHeld.Add(1)
+		return
+	}
+	key, err := in.key(kind)
+	if err != nil || kind != kindPost && kind != kindCall {
+		ep.drop(from, kind, err)
+		return
+	}
+	e := ep.lookup(key)
+	if e == nil {
+		ep.held[from] = []held{{kind, in}}
+		ep.nHeld.Add(1)
+		return
+	}
+	ep.run(e, from, kind, &in)
+}
+
+// run runs e on a request, as the running handler.
+func (ep *Endpoint) run(e entry, from, kind int, in *inbound) {
+	ep.running.Store(true)
+	e.serve(ep, from, kind, in)
+	ep.running.Store(false)
+	ep.handled.Add(1)
+}
+
+// takeReport records a failed Post's report.
+func (ep *Endpoint) takeReport(from int, in *inbound) {
+	defer ep.handled.Add(1)
+	if r, ok := in.local.(*report); ok {
+		ep.recordPostErr(from, r.key, r.status, r.msg)
+		return
+	}
+	if len(in.data) < keyLen+1 || in.data[keyLen] >= nStatus {
+		ep.drop(from, kindReport, fmt.Errorf("am: report of %d bytes: %w", len(in.data), comm.ErrType))
+		return
+	}
+	ep.recordPostErr(from, binary.LittleEndian.Uint64(in.data), in.data[keyLen], string(in.data[keyLen+1:]))
+}
+
+// drop counts a message that cannot be handled (malformed) as handled and
+// keeps its error for Quiesce.
+func (ep *Endpoint) drop(from, kind int, err error) {
+	if err == nil {
+		err = fmt.Errorf("am: message of kind %d: %w", kind, comm.ErrType)
+	}
+	ep.errMu.Lock()
+	if len(ep.postErrs) < maxPostErrs {
+		ep.postErrs = append(ep.postErrs, fmt.Errorf("am: from rank %d: %w", from, err))
+	} else {
+		ep.lost++
+	}
+	ep.errMu.Unlock()
+	ep.handled.Add(1)
+}
+
+// releaseHeld runs the held requests whose handlers are registered now, in
+// each sender's order, and with flush fails those still unknown with
+// ErrNoHandler. The token may pass on while a handler runs, and another
+// holder release some meanwhile: the queues are read afresh each time.
+func (ep *Endpoint) releaseHeld(flush bool) {
+	senders := make([]int, 0, len(ep.held))
+	for from := range ep.held {
+		senders = append(senders, from)
+	}
+	for _, from := range senders {
+		for {
+			q := ep.held[from]
+			if len(q) == 0 {
+				break
+			}
+			h := q[0]
+			key, _ := h.in.key(h.kind) // checked when it was held
+			e := ep.lookup(key)
+			if e == nil && !flush {
+				break
+			}
+			if len(q) == 1 {
+				delete(ep.held, from)
+			} else {
+				q[0] = held{}
+				ep.held[from] = q[1:]
+			}
+			ep.nHeld.Add(-1)
+			if e != nil {
+				ep.run(e, from, h.kind, &h.in)
+			} else {
+				ep.noHandler(from, h.kind, key, &h.in)
+			}
+		}
+	}
+}
+
+// noHandler fails a request for a name not registered here.
+func (ep *Endpoint) noHandler(from, kind int, key uint64, in *inbound) {
+	defer ep.handled.Add(1)
+	fail := &HandlerError{Rank: ep.rank, Handler: fmt.Sprintf("#%016x", key), status: statusNoHandler}
+	switch {
+	case kind == kindPost:
+		ep.report(from, key, fail)
+	case in.local != nil:
+		in.local.fail(fail)
+		_, tag := in.local.head()
+		ep.reply(from, tag, in.local, nil)
+	default:
+		ep.reply(from, in.callTag(), nil, statusBytes(nil, statusNoHandler, ""))
+	}
+}
+
+// inHandler reports whether the calling goroutine is one of ep's
+// dispatchers (running a handler, or between two).
+func (ep *Endpoint) inHandler() bool {
+	if !onDispatcherGoroutine() {
+		return false
+	}
+	id, ok := stackMark()
+	return ok && id == ep.id
+}
+
+// onDispatcher reports whether the calling goroutine is the handler of ep
+// that runs now.
+func (ep *Endpoint) onDispatcher() bool { return ep.running.Load() && ep.inHandler() }
+
+// suspend passes the token on, for the running handler, which is about to
+// block: to the first handler waiting to resume, or a new dispatcher.
+func (ep *Endpoint) suspend() {
+	ep.running.Store(false)
+	ep.mu.Lock()
+	if len(ep.resumeQ) > 0 || ep.stopping || ep.failed != nil {
+		ep.passToken()
+		ep.mu.Unlock()
+		return
+	}
+	ep.mu.Unlock()
+	if err := ep.startRunner(); err != nil {
+		ep.mu.Lock()
+		if ep.failed == nil {
+			ep.failed = fmt.Errorf("am: dispatcher: %w", err)
+		}
+		ep.passToken()
+		ep.mu.Unlock()
+	}
+}
+
+// resume takes the token back for a handler whose wait ended.
+func (ep *Endpoint) resume() {
+	ep.mu.Lock()
+	if ep.free {
+		ep.free = false
+		ep.mu.Unlock()
+	} else {
+		ch := make(chan struct{})
+		ep.resumeQ = append(ep.resumeQ, ch)
+		if ep.idle != nil {
+			ep.idle.Cancel() //nolint:errcheck // a receive: Cancel cannot fail
+		}
+		ep.mu.Unlock()
+		<-ch
+	}
+	ep.running.Store(true)
+}
+
+// await waits for r, a Future's reply or a flow-control mark of ep. The
+// running handler passes the token on meanwhile and waits quietly (quiet
+// is r's flag: one goroutine may); anybody else waits as usual.
+func (ep *Endpoint) await(r *comm.Request, quiet *atomic.Bool) (comm.Status, error) {
+	if st, ok, err := r.Test(); ok {
+		return st, err
+	}
+	if !ep.onDispatcher() {
+		return r.Wait()
+	}
+	ep.suspend()
+	defer ep.resume()
+	if quiet.CompareAndSwap(false, true) {
+		defer quiet.Store(false)
+		return r.WaitQuiet()
+	}
+	return r.Wait()
+}
+
+// awaitContext waits for r or ctx, whichever is first, and returns
+// ctx.Err() in the second case. The running handler passes the token on
+// meanwhile, but counts as running: a wait that may end by its context is
+// no deadlock.
+func (ep *Endpoint) awaitContext(ctx context.Context, r *comm.Request) error {
+	if !ep.onDispatcher() {
+		if _, err := r.WaitContext(ctx); err != nil && ctx.Err() != nil {
+			if _, ok, _ := r.Test(); !ok {
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	ep.suspend()
+	defer ep.resume()
+	select {
+	case <-r.Done():
+		return nil
+	case <-ctx.Done():
+		if _, ok, _ := r.Test(); ok {
+			return nil
+		}
+		return ctx.Err()
+	}
+}
