@@ -3,11 +3,9 @@ package am_test
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/am"
@@ -69,8 +67,9 @@ func TestCallAndPost(t *testing.T) {
 
 // Each sender's requests start in the order it sent them.
 func TestOrderPerSender(t *testing.T) {
-	const n, k = 5, 300
-	run(t, n, func(w *comm.Comm) error {
+	const k = 300
+	onJobs(t, func(w *comm.Comm) error {
+		n := w.Size()
 		ep, err := am.New(w, am.WithWindow(8))
 		if err != nil {
 			return err
@@ -109,7 +108,7 @@ func TestOrderPerSender(t *testing.T) {
 // messages; a Post's error comes back to the poster's Quiesce; the
 // dispatcher carries on after a panic.
 func TestHandlerErrors(t *testing.T) {
-	run(t, 2, func(w *comm.Comm) error {
+	onJobs(t, func(w *comm.Comm) error {
 		ep, err := am.New(w)
 		if err != nil {
 			return err
@@ -126,7 +125,7 @@ func TestHandlerErrors(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		other := 1 - w.Rank()
+		other := (w.Rank() + 1) % w.Size()
 		_, err = fail.Call(other, "no such key").Wait()
 		var he *am.HandlerError
 		if !errors.Is(err, am.ErrRemote) || errors.Is(err, am.ErrPanic) || !errors.As(err, &he) ||
@@ -214,6 +213,3 @@ func TestArguments(t *testing.T) {
 		return nil
 	})
 }
-
-var _ = slices.Equal[[]int]
-var _ = time.Second

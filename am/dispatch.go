@@ -173,16 +173,16 @@ func (ep *Endpoint) run(e entry, from, kind int, in *inbound) {
 
 // takeReport records a failed Post's report.
 func (ep *Endpoint) takeReport(from int, in *inbound) {
-	defer ep.handled.Add(1)
-	if r, ok := in.local.(*report); ok {
+	switch r, ok := in.local.(*report); {
+	case ok:
 		ep.recordPostErr(from, r.key, r.status, r.msg)
-		return
-	}
-	if len(in.data) < keyLen+1 || in.data[keyLen] >= nStatus {
+	case len(in.data) < keyLen+1 || in.data[keyLen] >= nStatus:
 		ep.drop(from, kindReport, fmt.Errorf("am: report of %d bytes: %w", len(in.data), comm.ErrType))
-		return
+		return // counted by drop
+	default:
+		ep.recordPostErr(from, binary.LittleEndian.Uint64(in.data), in.data[keyLen], string(in.data[keyLen+1:]))
 	}
-	ep.recordPostErr(from, binary.LittleEndian.Uint64(in.data), in.data[keyLen], string(in.data[keyLen+1:]))
+	ep.handled.Add(1)
 }
 
 // drop counts a message that cannot be handled (malformed) as handled and

@@ -43,6 +43,8 @@ func keyOf(name string) uint64 {
 // until it is (later requests from the same sender wait behind it, to keep
 // their order), and fails with [ErrNoHandler], at its caller or poster,
 // if the destination reaches Quiesce or Close without registering it.
+// (Requests held so are outside the flow-control window: the destination
+// has taken them.)
 //
 // h runs on the destination rank, on its endpoint's dispatcher, with the
 // requester's rank (in the endpoint's communicator) and the request; see

@@ -20,115 +20,124 @@ import (
 func TestNestedCalls(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8} {
 		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
-			run(t, n, func(w *comm.Comm) error {
-				ep, err := am.New(w)
-				if err != nil {
-					return err
-				}
-				var inside atomic.Int32 // handlers of this endpoint running now
-				enter := func() error {
-					if inside.Add(1) != 1 {
-						return errors.New("two handlers ran at once")
-					}
-					return nil
-				}
-				var fib *am.Handler[int, int]
-				// fib(k) on rank r calls fib(k-1) on rank r+1 and fib(k-2)
-				// on rank r (itself): nested, cyclic and self calls at once.
-				fib, err = am.Register(ep, "fib", func(from int, k int) (int, error) {
-					if err := enter(); err != nil {
-						return 0, err
-					}
-					defer inside.Add(-1)
-					if k < 2 {
-						return k, nil
-					}
-					me := ep.Rank()
-					inside.Add(-1) // Call (its window) and Wait may let the next handler run
-					f1 := fib.Call((me+1)%n, k-1)
-					f2 := fib.Call(me, k-2)
-					a, err1 := f1.Wait()
-					b, err2 := f2.Wait()
-					if err := enter(); err != nil {
-						return 0, err
-					}
-					return a + b, errors.Join(err1, err2)
-				})
-				if err != nil {
-					return err
-				}
-				if err := w.Barrier(); err != nil { // fib is set on every rank before it runs
-					return err
-				}
-				const k = 12
-				v, err := fib.Call((w.Rank()+1)%n, k).Wait()
-				if err != nil {
-					return err
-				}
-				if v != 144 {
-					return fmt.Errorf("fib(%d) = %d, want 144", k, v)
-				}
-				return ep.Close()
-			})
+			run(t, n, nestedCalls)
 		})
 	}
+	onJobs(t, nestedCalls)
+}
+
+// nestedCalls is TestNestedCalls on one rank.
+func nestedCalls(w *comm.Comm) error {
+	n := w.Size()
+	ep, err := am.New(w)
+	if err != nil {
+		return err
+	}
+	var inside atomic.Int32 // handlers of this endpoint running now
+	enter := func() error {
+		if inside.Add(1) != 1 {
+			return errors.New("two handlers ran at once")
+		}
+		return nil
+	}
+	var fib *am.Handler[int, int]
+	// fib(k) on rank r calls fib(k-1) on rank r+1 and fib(k-2)
+	// on rank r (itself): nested, cyclic and self calls at once.
+	fib, err = am.Register(ep, "fib", func(from int, k int) (int, error) {
+		if err := enter(); err != nil {
+			return 0, err
+		}
+		defer inside.Add(-1)
+		if k < 2 {
+			return k, nil
+		}
+		me := ep.Rank()
+		inside.Add(-1) // Call (its window) and Wait may let the next handler run
+		f1 := fib.Call((me+1)%n, k-1)
+		f2 := fib.Call(me, k-2)
+		a, err1 := f1.Wait()
+		b, err2 := f2.Wait()
+		if err := enter(); err != nil {
+			return 0, err
+		}
+		return a + b, errors.Join(err1, err2)
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.Barrier(); err != nil { // fib is set on every rank before it runs
+		return err
+	}
+	const k = 12
+	v, err := fib.Call((w.Rank()+1)%n, k).Wait()
+	if err != nil {
+		return err
+	}
+	if v != 144 {
+		return fmt.Errorf("fib(%d) = %d, want 144", k, v)
+	}
+	return ep.Close()
 }
 
 // A cascade of Posts — each handler posting to the next rank until its
 // count runs out, and fanning out on the way — is all handled when
 // Quiesce returns, on every rank.
 func TestQuiesceCascade(t *testing.T) {
-	const n = 6
-	run(t, n, func(w *comm.Comm) error {
-		ep, err := am.New(w, am.WithWindow(4))
-		if err != nil {
-			return err
-		}
-		var hops atomic.Int64
-		var hop *am.Handler[[2]int, struct{}]
-		hop, err = am.Register(ep, "hop", func(from int, arg [2]int) (struct{}, error) {
-			hops.Add(1)
-			left, fan := arg[0], arg[1]
-			if left == 0 {
-				return struct{}{}, nil
-			}
-			time.Sleep(10 * time.Microsecond) // slower than the senders: the window fills
-			for i := range fan {
-				if err := hop.Post((ep.Rank()+1+i)%n, [2]int{left - 1, 1}); err != nil {
-					return struct{}{}, err
-				}
-			}
+	t.Run("goroutines/6", func(t *testing.T) { run(t, 6, quiesceCascade) })
+	onJobs(t, quiesceCascade)
+}
+
+// quiesceCascade is TestQuiesceCascade on one rank.
+func quiesceCascade(w *comm.Comm) error {
+	n := w.Size()
+	ep, err := am.New(w, am.WithWindow(4))
+	if err != nil {
+		return err
+	}
+	var hops atomic.Int64
+	var hop *am.Handler[[2]int, struct{}]
+	hop, err = am.Register(ep, "hop", func(from int, arg [2]int) (struct{}, error) {
+		hops.Add(1)
+		left, fan := arg[0], arg[1]
+		if left == 0 {
 			return struct{}{}, nil
-		})
-		if err != nil {
-			return err
 		}
-		if err := w.Barrier(); err != nil { // hop is set on every rank before it runs
-			return err
-		}
-		for round := range 3 {
-			// Every rank starts a chain of 20 hops fanning out by 2 at
-			// its first step: 1 + 2·20 hops per rank and round.
-			if err := hop.Post((w.Rank()+1)%n, [2]int{20, 2}); err != nil {
-				return err
-			}
-			if err := ep.Quiesce(); err != nil {
-				return err
-			}
-			total := []int64{hops.Load()}
-			if err := w.Barrier(); err != nil { // nobody counts before everybody has read
-				return err
-			}
-			sum := make([]int64, 1)
-			if err := typedSum(w, total, sum); err != nil {
-				return err
-			}
-			if want := int64((round + 1) * n * 41); sum[0] != want {
-				return fmt.Errorf("round %d: %d hops handled by Quiesce's return, want %d", round, sum[0], want)
+		time.Sleep(10 * time.Microsecond) // slower than the senders: the window fills
+		for i := range fan {
+			if err := hop.Post((ep.Rank()+1+i)%n, [2]int{left - 1, 1}); err != nil {
+				return struct{}{}, err
 			}
 		}
-		return ep.Close()
+		return struct{}{}, nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := w.Barrier(); err != nil { // hop is set on every rank before it runs
+		return err
+	}
+	for round := range 3 {
+		// Every rank starts a chain of 20 hops fanning out by 2 at
+		// its first step: 1 + 2·20 hops per rank and round.
+		if err := hop.Post((w.Rank()+1)%n, [2]int{20, 2}); err != nil {
+			return err
+		}
+		if err := ep.Quiesce(); err != nil {
+			return err
+		}
+		total := []int64{hops.Load()}
+		if err := w.Barrier(); err != nil { // nobody counts before everybody has read
+			return err
+		}
+		sum := make([]int64, 1)
+		if err := typedSum(w, total, sum); err != nil {
+			return err
+		}
+		if want := int64((round + 1) * n * 41); sum[0] != want {
+			return fmt.Errorf("round %d: %d hops handled by Quiesce's return, want %d", round, sum[0], want)
+		}
+	}
+	return ep.Close()
 }
 
 // A request for a name its destination registers later waits for it, and
@@ -136,7 +145,7 @@ func TestQuiesceCascade(t *testing.T) {
 // registers fails at its caller (and, posted, at its poster's Quiesce)
 // once the destination reaches Close.
 func TestRegistrationLater(t *testing.T) {
-	run(t, 2, func(w *comm.Comm) error {
+	onJobs(t, func(w *comm.Comm) error {
 		ep, err := am.New(w)
 		if err != nil {
 			return err
@@ -188,6 +197,9 @@ func TestRegistrationLater(t *testing.T) {
 				return fmt.Errorf("Call to an unregistered name: %v", err)
 			}
 			return nil
+		}
+		if w.Rank() > 1 {
+			return ep.Close()
 		}
 		if _, err := am.Register(ep, "early", rec("early")); err != nil {
 			return err
