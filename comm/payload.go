@@ -155,6 +155,33 @@ func (c *Comm) IrecvInto(k Sink, t Type, src, tag int) (*Request, error) {
 	return user(r), err
 }
 
+// RecvIntoInit plans a [Comm.RecvInto] through k from src (or AnySource)
+// with tag (or AnyTag), as a persistent request (see [Comm.RecvInit]):
+// each [Request.Start] receives one message through k, allocating
+// nothing. k is called (at most once a start) only while the request is
+// active. A nil k fails with an error wrapping ErrArg.
+func (c *Comm) RecvIntoInit(k Sink, t Type, src, tag int) (*Request, error) {
+	if k == nil {
+		return nil, fmt.Errorf("comm: recv from %s tag %s: nil sink: %w", engine.RankStr(src), engine.TagStr(tag), ErrArg)
+	}
+	if src == ProcNull {
+		return c.nullInit(engine.KindRecv, t, tag)
+	}
+	if err := c.checkRecv(t, src, tag); err != nil {
+		return nil, err
+	}
+	r := c.newReq(engine.KindRecv, false)
+	r.SetRecvInto(engine.Type(t), k)
+	peer := c.peerOf(src)
+	r.SetPersistent(func(r *engine.Request) error {
+		if err := c.usable(); err != nil {
+			return err
+		}
+		return r.StartRecv(src, peer, tag, false)
+	})
+	return user(r), nil
+}
+
 func (c *Comm) startRecvInto(k Sink, t Type, src, tag int, pooled bool) (*engine.Request, error) {
 	if k == nil {
 		return nil, fmt.Errorf("comm: recv from %s tag %s: nil sink: %w", engine.RankStr(src), engine.TagStr(tag), ErrArg)
