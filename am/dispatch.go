@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/mpgo/mpgo/comm"
@@ -18,6 +19,9 @@ import (
 // and runs its handler, then the next. So handlers of one endpoint run one
 // at a time, and each sender's requests start in the order it sent them
 // (the engine keeps a pair's messages in order).
+//
+// The holder receives with recv, a persistent receive (started again for
+// each request) through the sink rx.
 //
 // A handler that blocks in a wait of package am (Future.Wait or
 // WaitContext, or Post or Call waiting for the flow-control window)
@@ -46,10 +50,12 @@ import (
 //   - exactly one goroutine holds the token, or none and free is set
 //     (after the dispatcher stopped or failed, until a handler that
 //     resumes takes it);
-//   - only the holder reads or writes held and rx, and sets running;
-//   - idle is the holder's posted receive while it waits on it, nil
-//     otherwise; resumeQ, free, idle, stopping, failed, recheck and
-//     flushing are guarded by mu.
+//   - only the holder reads or writes held and rx, starts and waits on
+//     recv, and sets running;
+//   - idle is the holder's receive while it waits on it, nil otherwise;
+//     resumeQ, free, stopping, failed, recheck and flushing are guarded
+//     by mu, and attn is set whenever any but free asks the holder to look
+//     (so that the holder takes mu only then, not at every request).
 
 // held is a request waiting for its handler's registration.
 type held struct {
@@ -75,36 +81,43 @@ func (ep *Endpoint) startRunner() error {
 // returns once it has passed it on.
 func (ep *Endpoint) dispatch() {
 	for {
-		ep.mu.Lock()
-		if len(ep.resumeQ) > 0 || ep.stopping || ep.failed != nil {
-			ep.passToken()
-			ep.mu.Unlock()
-			return
-		}
-		if ep.recheck {
-			flush := ep.flushing
+		if ep.attn.Load() {
+			ep.mu.Lock()
+			if len(ep.resumeQ) > 0 || ep.stopping || ep.failed != nil {
+				ep.passToken()
+				ep.mu.Unlock()
+				return
+			}
+			flush, recheck := ep.flushing, ep.recheck
 			ep.recheck, ep.flushing = false, false
+			ep.attn.Store(ep.attention())
 			ep.mu.Unlock()
-			ep.releaseHeld(flush)
-			continue
+			if recheck {
+				ep.releaseHeld(flush)
+				continue
+			}
 		}
 		ep.rx = inbound{}
-		r, err := ep.ac.IrecvInto(&ep.rx, comm.Byte, comm.AnySource, comm.AnyTag)
-		if err != nil {
-			ep.failed = fmt.Errorf("am: dispatcher: %w", err)
-			ep.mu.Unlock()
+		r := ep.recv
+		for ep.cancelling.Load() != 0 {
+			runtime.Gosched() // a late cancel of the previous start is in progress: r is not to be touched
+		}
+		if err := r.Start(); err != nil {
+			ep.fail(err)
 			continue
 		}
-		ep.idle = r
-		ep.mu.Unlock()
-		st, err := r.WaitQuiet()
-		ep.mu.Lock()
-		ep.idle = nil
-		if err != nil && !errors.Is(err, comm.ErrCanceled) {
-			ep.failed = fmt.Errorf("am: dispatcher: %w", err)
+		// Idle: a poke that came before sees r and cancels it, or this
+		// sees its flag (the two are sequentially consistent).
+		ep.idle.Store(r)
+		if ep.attn.Load() && ep.idle.CompareAndSwap(r, nil) {
+			r.Cancel() //nolint:errcheck // a receive: Cancel cannot fail
 		}
-		ep.mu.Unlock()
+		st, err := r.WaitQuiet()
+		ep.idle.Store(nil)
 		if err != nil {
+			if !errors.Is(err, comm.ErrCanceled) {
+				ep.fail(err)
+			}
 			continue
 		}
 		in := ep.rx
@@ -113,17 +126,34 @@ func (ep *Endpoint) dispatch() {
 	}
 }
 
+// attention reports whether the holder has anything to look at besides
+// the next request. ep.mu held.
+func (ep *Endpoint) attention() bool {
+	return len(ep.resumeQ) > 0 || ep.stopping || ep.failed != nil || ep.recheck
+}
+
+// fail records that the dispatcher cannot receive any more.
+func (ep *Endpoint) fail(err error) {
+	ep.mu.Lock()
+	if ep.failed == nil {
+		ep.failed = fmt.Errorf("am: dispatcher: %w", err)
+	}
+	ep.attn.Store(true)
+	ep.mu.Unlock()
+}
+
 // passToken gives the token to the first handler waiting to resume, or
 // leaves it free. ep.mu held.
 func (ep *Endpoint) passToken() {
 	if len(ep.resumeQ) == 0 {
 		ep.free = true
-		return
+	} else {
+		ch := ep.resumeQ[0]
+		ep.resumeQ[0] = nil
+		ep.resumeQ = ep.resumeQ[1:]
+		close(ch)
 	}
-	ch := ep.resumeQ[0]
-	ep.resumeQ[0] = nil
-	ep.resumeQ = ep.resumeQ[1:]
-	close(ch)
+	ep.attn.Store(ep.attention())
 }
 
 // poke changes the holder's requests (set runs under mu) and wakes the
@@ -131,10 +161,22 @@ func (ep *Endpoint) passToken() {
 func (ep *Endpoint) poke(set func()) {
 	ep.mu.Lock()
 	set()
-	if ep.idle != nil {
-		ep.idle.Cancel() //nolint:errcheck // a receive: Cancel cannot fail
-	}
+	ep.attn.Store(true)
 	ep.mu.Unlock()
+	ep.wakeIdle()
+}
+
+// wakeIdle cancels the idle holder's receive, if it is idle: it looks at
+// its requests before receiving again. A cancellation that comes late
+// (the holder received a message meanwhile) only costs the holder a turn;
+// one in progress keeps the holder from starting the receive again
+// (cancelling), as Cancel and Start must not meet.
+func (ep *Endpoint) wakeIdle() {
+	ep.cancelling.Add(1)
+	if r := ep.idle.Swap(nil); r != nil {
+		r.Cancel() //nolint:errcheck // a receive: Cancel cannot fail
+	}
+	ep.cancelling.Add(-1)
 }
 
 // take handles in, a request of the given kind (its tag) from rank from:
@@ -280,10 +322,8 @@ func (ep *Endpoint) suspend() {
 	}
 	ep.mu.Unlock()
 	if err := ep.startRunner(); err != nil {
+		ep.fail(err)
 		ep.mu.Lock()
-		if ep.failed == nil {
-			ep.failed = fmt.Errorf("am: dispatcher: %w", err)
-		}
 		ep.passToken()
 		ep.mu.Unlock()
 	}
@@ -298,10 +338,9 @@ func (ep *Endpoint) resume() {
 	} else {
 		ch := make(chan struct{})
 		ep.resumeQ = append(ep.resumeQ, ch)
-		if ep.idle != nil {
-			ep.idle.Cancel() //nolint:errcheck // a receive: Cancel cannot fail
-		}
+		ep.attn.Store(true)
 		ep.mu.Unlock()
+		ep.wakeIdle()
 		<-ch
 	}
 	ep.running.Store(true)

@@ -31,23 +31,25 @@ type Endpoint struct {
 
 	flows *xsync.Map[int, *window] // by destination (flow.go)
 
-	// Dispatch (dispatch.go). mu guards the dispatch token's state: who
-	// waits for it, whether nobody holds it, and the receive its holder
-	// waits on while idle; and the requests to the holder (stop, release
-	// held messages).
-	mu       sync.Mutex
-	resumeQ  []chan struct{} // handlers whose waits ended, waiting for the token, oldest first
-	free     bool            // nobody holds the token (the dispatcher stopped or failed)
-	idle     *comm.Request   // the holder's receive, while it waits for a message
-	stopping bool            // Close: the holder stops at its next turn
-	failed   error           // why the dispatcher stopped receiving, if it did
-	recheck  bool            // a registration or a Quiesce: the holder looks at the held messages again
-	flushing bool            // Quiesce: held messages for unknown names fail now
-	running  atomic.Bool     // a handler runs (not waiting): a wait on ep may be its
-	runners  sync.WaitGroup  // dispatcher goroutines
-	rx       inbound         // the holder's receive's sink
-	held     map[int][]held  // by sender: requests that wait for their handler's registration (holder only)
-	nHeld    atomic.Int32
+	// Dispatch (dispatch.go). mu guards the dispatch token's state (who
+	// waits for it, whether nobody holds it) and the requests to the
+	// holder (stop, release held messages); attn tells the holder to look.
+	mu         sync.Mutex
+	resumeQ    []chan struct{}              // handlers whose waits ended, waiting for the token, oldest first
+	free       bool                         // nobody holds the token (the dispatcher stopped or failed)
+	attn       atomic.Bool                  // the holder has something to look at under mu
+	idle       atomic.Pointer[comm.Request] // the holder's receive, while it waits for a message
+	cancelling atomic.Int32                 // wakeIdle calls in progress
+	stopping   bool                         // Close: the holder stops at its next turn
+	failed     error                        // why the dispatcher stopped receiving, if it did
+	recheck    bool                         // a registration or a Quiesce: the holder looks at the held messages again
+	flushing   bool                         // Quiesce: held messages for unknown names fail now
+	running    atomic.Bool                  // a handler runs (not waiting): a wait on ep may be its
+	runners    sync.WaitGroup               // dispatcher goroutines
+	recv       *comm.Request                // the holder's receive: persistent, from any rank, any tag, on ac
+	rx         inbound                      // recv's sink
+	held       map[int][]held               // by sender: requests that wait for their handler's registration (holder only)
+	nHeld      atomic.Int32
 
 	// Counts for Quiesce (quiesce.go): requests sent by this rank, and
 	// requests handled (or dropped) here. Apart, as the rank's goroutine
@@ -107,6 +109,9 @@ func New(c *comm.Comm, opts ...Option) (*Endpoint, error) {
 		return nil, fmt.Errorf("am: New: %w", err)
 	}
 	if ep.rc, err = c.Dup(); err != nil {
+		return nil, fmt.Errorf("am: New: %w", err)
+	}
+	if ep.recv, err = ep.ac.RecvIntoInit(&ep.rx, comm.Byte, comm.AnySource, comm.AnyTag); err != nil {
 		return nil, fmt.Errorf("am: New: %w", err)
 	}
 	ep.handlers.Store(&map[uint64]entry{})

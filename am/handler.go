@@ -88,7 +88,7 @@ func (h *Handler[Req, Resp]) Post(dst int, req Req) error {
 		return err
 	}
 	if ep.ac.IsLocal(dst) {
-		return ep.send(dst, kindPost, &request[Req, Resp]{h: h, req: req}, nil)
+		return ep.send(dst, kindPost, &post[Req, Resp]{h: h, req: req}, nil)
 	}
 	buf, err := h.req.encode(requestHead(kindPost, h.key, 0), &req)
 	if err != nil {
@@ -145,10 +145,12 @@ func (h *Handler[Req, Resp]) serve(ep *Endpoint, from, kind int, in *inbound) {
 		fail *HandlerError
 	)
 	if in.local != nil {
-		var ok bool
-		if m, ok = in.local.(*request[Req, Resp]); ok {
-			req = m.req
-		} else {
+		switch l := in.local.(type) {
+		case *request[Req, Resp]:
+			m, req = l, l.req
+		case *post[Req, Resp]:
+			req = l.req
+		default:
 			fail = &HandlerError{Rank: ep.rank, Handler: h.name, status: statusBadRequest,
 				Msg: fmt.Sprintf("a request of another type than %v (registered differently on the two ranks)", h.req.typ)}
 		}

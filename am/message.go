@@ -76,9 +76,9 @@ type message interface {
 	fail(e *HandlerError)
 }
 
-// request is a Post's or a Call's message to a rank of this process. A
-// Call's embeds its Future: the handler's runner writes the outcome there
-// and sends the request back as the reply.
+// request is a Call's message to a rank of this process. It embeds the
+// Call's Future: the handler's runner writes the outcome there and sends
+// the request back as the reply.
 type request[Req, Resp any] struct {
 	Future[Resp]
 	h   *Handler[Req, Resp]
@@ -100,6 +100,23 @@ func (m *request[Req, Resp]) fail(e *HandlerError) {
 	f.Handler = m.h.name // the caller's name for it: the receiver may not know it
 	m.Future.err = &f
 }
+
+// post is a Post's message to a rank of this process.
+type post[Req, Resp any] struct {
+	h   *Handler[Req, Resp]
+	req Req
+}
+
+func (m *post[Req, Resp]) Pull(dst []byte) error {
+	if dst == nil {
+		return nil
+	}
+	return errByReference
+}
+
+func (m *post[Req, Resp]) head() (uint64, int) { return m.h.key, 0 }
+
+func (m *post[Req, Resp]) fail(*HandlerError) {}
 
 // report is a failed Post's error on its way back to its poster in this
 // process.
