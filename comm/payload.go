@@ -172,14 +172,7 @@ func (c *Comm) RecvIntoInit(k Sink, t Type, src, tag int) (*Request, error) {
 	}
 	r := c.newReq(engine.KindRecv, false)
 	r.SetRecvInto(engine.Type(t), k)
-	peer := c.peerOf(src)
-	r.SetPersistent(func(r *engine.Request) error {
-		if err := c.usable(); err != nil {
-			return err
-		}
-		return r.StartRecv(src, peer, tag, false)
-	})
-	return user(r), nil
+	return c.recvInit(r, src, tag), nil
 }
 
 func (c *Comm) startRecvInto(k Sink, t Type, src, tag int, pooled bool) (*engine.Request, error) {
