@@ -2,21 +2,17 @@ package am_test
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/am"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/internal/job/jobtest"
 	"github.com/mpgo/mpgo/typed"
 )
 
@@ -46,19 +42,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 		benchRun(b, func(w *comm.Comm) error { return sendRecv(b, w, b.N) })
 	})
 	b.Run("call", func(b *testing.B) {
-		benchRun(b, func(w *comm.Comm) error { return calls(b, w, b.N) })
+		benchRun(b, func(w *comm.Comm) error { return withBenchAM(w, func(a *benchAM) error { return a.calls(b, w, b.N) }) })
 	})
 }
 
 // BenchmarkMessageRate: ns/op is one 8-byte message from rank 0 to rank 1
-// (goroutine ranks), the msgs/s metric its rate.
+// (goroutine ranks), the msgs/s metric its rate: osu_bw's windows of 64
+// Isends, each acknowledged by 4 bytes, beside windows of 64 Posts, each
+// acknowledged by an empty Call (which returns once they have run: the
+// sender's requests start in order, one at a time).
 func BenchmarkMessageRate(b *testing.B) {
 	b.Run("isend", func(b *testing.B) {
 		benchRun(b, func(w *comm.Comm) error { return isendWindows(b, w, b.N) })
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	})
 	b.Run("post", func(b *testing.B) {
-		benchRun(b, func(w *comm.Comm) error { return posts(b, w, b.N) })
+		benchRun(b, func(w *comm.Comm) error { return withBenchAM(w, func(a *benchAM) error { return a.posts(b, w, b.N) }) })
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	})
 }
@@ -74,69 +73,27 @@ func BenchmarkPaired(b *testing.B) {
 	const block = 1000
 	var t [4]time.Duration // sendrecv, call, isend, post
 	benchRun(b, func(w *comm.Comm) error {
-		ep, err := am.New(w)
-		if err != nil {
-			return err
-		}
-		empty, err := am.Register(ep, "empty", func(int, struct{}) (struct{}, error) { return struct{}{}, nil })
-		if err != nil {
-			return err
-		}
-		var sum uint64
-		add, err := am.Register(ep, "add", func(_ int, x uint64) (struct{}, error) {
-			sum += x
-			return struct{}{}, nil
-		})
-		if err != nil {
-			return err
-		}
-		clocks := [4]clock{}
-		measures := [4]func(n int) error{
-			func(n int) error { return sendRecv(&clocks[0], w, n) },
-			func(n int) error {
-				return timed(&clocks[1], w, n, func() error {
-					if w.Rank() == 0 {
-						_, err := empty.Call(1, struct{}{}).Wait()
-						return err
-					}
-					return nil
-				})
-			},
-			func(n int) error { return isendWindows(&clocks[2], w, n) },
-			func(n int) error {
-				if err := w.Barrier(); err != nil {
-					return err
-				}
-				if w.Rank() != 0 {
-					return nil
-				}
-				clocks[3].ResetTimer()
-				for sent := 0; sent < n; sent += 64 {
-					for i := range 64 {
-						if err := add.Post(1, uint64(i)); err != nil {
-							return err
-						}
-					}
-					if _, err := empty.Call(1, struct{}{}).Wait(); err != nil {
-						return err
-					}
-				}
-				clocks[3].StopTimer()
-				return nil
-			},
-		}
-		if w.Rank() == 0 {
-			b.ResetTimer()
-		}
-		for range b.N {
-			for i, m := range measures {
-				if err := m(block); err != nil {
-					return err
-				}
-				t[i] += clocks[i].total
+		return withBenchAM(w, func(a *benchAM) error {
+			var clocks [4]clock
+			measures := [4]func(n int) error{
+				func(n int) error { return sendRecv(&clocks[0], w, n) },
+				func(n int) error { return a.calls(&clocks[1], w, n) },
+				func(n int) error { return isendWindows(&clocks[2], w, n) },
+				func(n int) error { return a.posts(&clocks[3], w, n) },
 			}
-		}
-		return ep.Close()
+			if w.Rank() == 0 {
+				b.ResetTimer()
+			}
+			for range b.N {
+				for i, m := range measures {
+					if err := m(block); err != nil {
+						return err
+					}
+					t[i] += clocks[i].total
+				}
+			}
+			return nil
+		})
 	})
 	n := float64(b.N * block)
 	b.ReportMetric(float64(t[0].Nanoseconds())/n, "sendrecv-ns")
@@ -196,65 +153,72 @@ func sendRecv(t timer, w *comm.Comm, n int) error {
 	return timed(t, w, n, round)
 }
 
-// calls times n Calls of an empty request from rank 0 to rank 1.
-func calls(t timer, w *comm.Comm, n int) error {
-	ep, err := am.New(w)
-	if err != nil {
-		return err
-	}
-	h, err := am.Register(ep, "empty", func(int, struct{}) (struct{}, error) { return struct{}{}, nil })
-	if err != nil {
-		return err
-	}
-	round := func() error {
-		if w.Rank() != 0 {
-			return nil
-		}
-		_, err := h.Call(1, struct{}{}).Wait()
-		return err
-	}
-	if err := timed(t, w, n, round); err != nil {
-		return err
-	}
-	return ep.Close()
+// benchAM is an endpoint with the benchmarks' handlers: empty (an empty
+// request and response) and add (a sum of 8-byte requests).
+type benchAM struct {
+	ep    *am.Endpoint
+	empty *am.Handler[struct{}, struct{}]
+	add   *am.Handler[uint64, struct{}]
+	sum   uint64 // add's, on its rank
 }
 
-// posts times n Posts of 8 bytes from rank 0 to rank 1, and the Quiesce
-// after them.
-func posts(t timer, w *comm.Comm, n int) error {
+// withBenchAM runs fn with a benchAM on w, and closes it.
+func withBenchAM(w *comm.Comm, fn func(a *benchAM) error) error {
 	ep, err := am.New(w)
 	if err != nil {
 		return err
 	}
-	var sum uint64
-	h, err := am.Register(ep, "add", func(_ int, x uint64) (struct{}, error) {
-		sum += x
+	a := &benchAM{ep: ep}
+	if a.empty, err = am.Register(ep, "empty", func(int, struct{}) (struct{}, error) { return struct{}{}, nil }); err != nil {
+		return err
+	}
+	a.add, err = am.Register(ep, "add", func(_ int, x uint64) (struct{}, error) {
+		a.sum += x
 		return struct{}{}, nil
 	})
 	if err != nil {
 		return err
 	}
+	if err := fn(a); err != nil {
+		return err
+	}
+	return ep.Close()
+}
+
+// calls times n Calls of an empty request from rank 0 to rank 1.
+func (a *benchAM) calls(t timer, w *comm.Comm, n int) error {
+	return timed(t, w, n, func() error {
+		if w.Rank() != 0 {
+			return nil
+		}
+		_, err := a.empty.Call(1, struct{}{}).Wait()
+		return err
+	})
+}
+
+// posts times n Posts of 8 bytes (rounded up to windows of 64) from rank
+// 0 to rank 1, each window closed by an empty Call, as osu_bw's by its
+// ack.
+func (a *benchAM) posts(t timer, w *comm.Comm, n int) error {
 	if err := w.Barrier(); err != nil {
 		return err
 	}
-	if w.Rank() == 0 {
-		t.ResetTimer()
-		for i := range n {
-			if err := h.Post(1, uint64(i)); err != nil {
+	if w.Rank() != 0 {
+		return nil
+	}
+	t.ResetTimer()
+	for sent := 0; sent < n; sent += 64 {
+		for i := range 64 {
+			if err := a.add.Post(1, uint64(i)); err != nil {
 				return err
 			}
 		}
+		if _, err := a.empty.Call(1, struct{}{}).Wait(); err != nil {
+			return err
+		}
 	}
-	if err := ep.Quiesce(); err != nil {
-		return err
-	}
-	if w.Rank() == 0 {
-		t.StopTimer()
-	}
-	if w.Rank() == 1 && sum != uint64(n)*uint64(n-1)/2 {
-		return fmt.Errorf("posts added up to %d", sum)
-	}
-	return ep.Close()
+	t.StopTimer()
+	return nil
 }
 
 // isendWindows times osu_bw at 8 bytes for n messages (rounded up to
@@ -334,38 +298,9 @@ const benchEnv = "MPGO_TEST_AM_BENCH"
 // over TCP and returns rank 0's mean round trips of a Call and of a
 // ping-pong, n of each.
 func tcpRoundTrips(n int) (call, sendrecv time.Duration, err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	outs, err := jobtest.Spawn(2, fmt.Sprintf("%s=%d", benchEnv, n))
 	if err != nil {
 		return 0, 0, err
-	}
-	root := ln.Addr().String()
-	ln.Close()
-	secret := make([]byte, 16)
-	rand.Read(secret)
-	const procs = 2
-	outs, errs := make([]string, procs), make([]error, procs)
-	var wg sync.WaitGroup
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", benchEnv, n),
-				fmt.Sprintf("OMPI_COMM_WORLD_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_SIZE=%d", procs),
-				fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_SIZE=%d", procs),
-				"MPGO_ROOT="+root, "MPGO_SECRET="+hex.EncodeToString(secret))
-			out, err := cmd.CombinedOutput()
-			outs[p] = string(out)
-			if err != nil {
-				errs[p] = fmt.Errorf("process %d: %v:\n%s", p, err, out)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return 0, 0, err
-		}
 	}
 	sc := bufio.NewScanner(strings.NewReader(outs[0]))
 	for sc.Scan() {
@@ -395,7 +330,7 @@ func benchChild(spec string) int {
 		if err := sendRecv(&sr, w, n); err != nil {
 			return err
 		}
-		if err := calls(&call, w, n); err != nil {
+		if err := withBenchAM(w, func(a *benchAM) error { return a.calls(&call, w, n) }); err != nil {
 			return err
 		}
 		if w.Rank() == 0 {

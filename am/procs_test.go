@@ -1,25 +1,22 @@
 package am_test
 
 import (
-	"fmt"
-	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mpgo/mpgo/backend/tcp"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
 	"github.com/mpgo/mpgo/comm/device/devicetest"
 	"github.com/mpgo/mpgo/internal/job"
-	"github.com/mpgo/mpgo/internal/pmi"
+	"github.com/mpgo/mpgo/internal/job/jobtest"
 )
 
 // Runs across processes. Each process of a job is played by a world of
 // this process, joined to the others by a device: the in-memory loopback
-// device of the conformance suite, or the TCP backend as mpgo.Join sets
-// it up under Open MPI's mpirun (MPGO_ROOT), so that requests between
-// processes travel as bytes while those inside one go by reference.
+// device of the conformance suite, or the TCP backend, so that requests
+// between processes travel as bytes while those inside one go by
+// reference.
 
 // jobRun is how a test runs fn on a job's ranks: each rank's error.
 type jobRun func(t testing.TB, fn func(w *comm.Comm) error) []error
@@ -56,61 +53,14 @@ func loopback(procs, k int) jobRun {
 	}
 }
 
-// overTCP runs procs processes of k ranks joined over TCP on the loopback
-// interface, each set up as mpgo.Join does under mpirun.
+// overTCP runs procs processes of k ranks joined by the TCP backend (on
+// the loopback interface; their launcher's key-value store in memory).
 func overTCP(procs, k int) jobRun {
 	return func(t testing.TB, fn func(w *comm.Comm) error) []error {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+		open := func(kv device.KV, l device.Layout) (device.Device, error) {
+			return tcp.Open(kv, tcp.Config{Layout: l, Getenv: func(string) string { return "" }})
 		}
-		root := ln.Addr().String()
-		ln.Close()
-		jobs := make([]devicetest.Process, procs)
-		errs := make([]error, procs)
-		var wg sync.WaitGroup
-		for p := range procs {
-			env := map[string]string{
-				"OMPI_COMM_WORLD_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_SIZE": fmt.Sprint(procs),
-				"OMPI_COMM_WORLD_LOCAL_RANK": fmt.Sprint(p), "OMPI_COMM_WORLD_LOCAL_SIZE": fmt.Sprint(procs),
-				"MPGO_ROOT": root, "MPGO_SECRET": "am test",
-			}
-			getenv := func(k string) string { return env[k] }
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if p > 0 {
-					time.Sleep(20 * time.Millisecond) // process 0 serves the rendezvous
-				}
-				kv, err := pmi.FromEnv(getenv)
-				if err != nil {
-					errs[p] = err
-					return
-				}
-				open := func(kv device.KV, l device.Layout) (device.Device, error) {
-					return tcp.Open(kv, tcp.Config{Layout: l, Getenv: getenv})
-				}
-				j, err := job.Join(kv, job.Config{RanksPerProcess: k}, open)
-				if err != nil {
-					kv.Finalize()
-					errs[p] = err
-					return
-				}
-				jobs[p] = j
-			}()
-		}
-		wg.Wait()
-		for p, err := range errs {
-			if err != nil {
-				for _, j := range jobs {
-					if j != nil {
-						j.Close()
-					}
-				}
-				t.Fatalf("process %d: %v", p, err)
-			}
-		}
-		return devicetest.Play(jobs, fn)
+		return jobtest.Run(t, jobtest.Join(t, procs, job.Config{RanksPerProcess: k}, open), fn)
 	}
 }
 
