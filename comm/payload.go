@@ -111,6 +111,44 @@ func (c *Comm) IsendFrom(src Source, n int, t Type, dst, tag int) (*Request, err
 	return c.release(r), nil
 }
 
+// SendFromInit plans a [Comm.SendFrom] of n bytes of type t, produced by
+// src, to dst with tag, as a persistent request (see [Comm.SendInit]):
+// each [Request.Start] sends one message of src's payload as it is then,
+// allocating nothing to a rank of this process. src is called only while
+// the request is active. A nil src or a negative n fails with an error
+// wrapping ErrArg.
+func (c *Comm) SendFromInit(src Source, n int, t Type, dst, tag int) (*Request, error) {
+	if src == nil || n < 0 {
+		return nil, fmt.Errorf("comm: send to rank %d tag %d: source %T of %d bytes: %w", dst, tag, src, n, ErrArg)
+	}
+	if dst == ProcNull {
+		return c.nullInit(engine.KindSend, t, tag)
+	}
+	if err := c.checkSend(nil, t, dst, tag); err != nil {
+		return nil, err
+	}
+	r := c.newReq(engine.KindSend, false)
+	peer := c.worldOf(dst)
+	local := c.ep.IsLocal(peer)
+	if local {
+		r.SetSendFrom(engine.Type(t), src, n)
+	}
+	r.SetPersistent(func(r *engine.Request) error {
+		if err := c.usable(); err != nil {
+			return err
+		}
+		if !local { // as startSendFrom: the device sends bytes
+			data := make([]byte, n)
+			if err := src.Pull(data); err != nil {
+				return fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
+			}
+			r.SetSend(engine.ModeStandard, engine.Type(t), data)
+		}
+		return r.StartSend(c.rank, dst, peer, tag, false)
+	})
+	return user(r), nil
+}
+
 // startSendFrom validates and starts a SendFrom on a pooled request.
 func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*engine.Request, error) {
 	if src == nil || n < 0 {
