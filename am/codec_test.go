@@ -1,7 +1,6 @@
 package am
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -103,7 +102,7 @@ func FuzzReply(f *testing.F) {
 		}
 		for _, kind := range []int{kindPost, kindCall} {
 			in := &inbound{data: data}
-			if _, err := in.key(kind); err == nil {
+			if _, _, err := in.key(kind); err == nil {
 				if kind == kindCall {
 					in.callTag()
 				}
@@ -121,13 +120,14 @@ func FuzzReply(f *testing.F) {
 
 // A request header round-trips.
 func TestRequestHead(t *testing.T) {
-	h := requestHead(kindCall, 0x0102030405060708, 77)
+	h := requestHead(kindCall, 0x0102030405060708, 3, 77)
 	in := &inbound{data: append(h, 5)}
-	key, err := in.key(kindCall)
-	if err != nil || key != 0x0102030405060708 || in.callTag() != 77 || string(in.payload(kindCall)) != "\x05" {
-		t.Errorf("call head: key %#x, %v, tag %d, payload %v", key, err, in.callTag(), in.payload(kindCall))
+	key, epoch, err := in.key(kindCall)
+	if err != nil || key != 0x0102030405060708 || epoch != 3 || in.callTag() != 77 || string(in.payload(kindCall)) != "\x05" {
+		t.Errorf("call head: key %#x, epoch %d, %v, tag %d, payload %v", key, epoch, err, in.callTag(), in.payload(kindCall))
 	}
-	if got := binary.LittleEndian.Uint64(requestHead(kindPost, 9, 0)); got != 9 {
-		t.Errorf("post head: key %d", got)
+	p := &inbound{data: append(requestHead(kindPost, 9, 4, 0), 6)}
+	if key, epoch, err := p.key(kindPost); err != nil || key != 9 || epoch != 4 || string(p.payload(kindPost)) != "\x06" {
+		t.Errorf("post head: key %d, epoch %d, %v", key, epoch, err)
 	}
 }

@@ -53,9 +53,11 @@ import (
 //   - only the holder reads or writes held and rx, starts and waits on
 //     recv, and sets running;
 //   - idle is the holder's receive while it waits on it, nil otherwise;
-//     resumeQ, free, stopping, failed, recheck and flushing are guarded
-//     by mu, and attn is set whenever any but free asks the holder to look
-//     (so that the holder takes mu only then, not at every request).
+//     resumeQ, free, stopping, failed, recheck, quiescing and closingAll
+//     are guarded by mu, and attn is set whenever resumeQ, stopping,
+//     failed or recheck asks the holder to look (so that the holder takes
+//     mu only then, not at every request);
+//   - a request is held, and nHeld counted, under regMu (see take).
 
 // held is a request waiting for its handler's registration.
 type held struct {
@@ -88,12 +90,12 @@ func (ep *Endpoint) dispatch() {
 				ep.mu.Unlock()
 				return
 			}
-			flush, recheck := ep.flushing, ep.recheck
-			ep.recheck, ep.flushing = false, false
+			recheck := ep.recheck
+			ep.recheck = false
 			ep.attn.Store(ep.attention())
 			ep.mu.Unlock()
 			if recheck {
-				ep.releaseHeld(flush)
+				ep.releaseHeld()
 				continue
 			}
 		}
@@ -122,7 +124,11 @@ func (ep *Endpoint) dispatch() {
 		}
 		in := ep.rx
 		ep.rx = inbound{}
-		ep.take(st.Source, st.Tag, in)
+		kind := st.Tag
+		if in.local != nil {
+			kind = in.local.kind()
+		}
+		ep.take(st.Source, kind, in)
 	}
 }
 
@@ -180,7 +186,8 @@ func (ep *Endpoint) wakeIdle() {
 }
 
 // take handles in, a request of the given kind (its tag) from rank from:
-// it runs its handler, or holds it until the handler is registered.
+// it runs its handler, or holds it until the handler is registered, or
+// fails it for want of one.
 func (ep *Endpoint) take(from, kind int, in inbound) {
 	if kind == kindReport {
 		ep.takeReport(from, &in)
@@ -191,18 +198,43 @@ func (ep *Endpoint) take(from, kind int, in inbound) {
 		ep.nHeld.Add(1)
 		return
 	}
-	key, err := in.key(kind)
+	key, epoch, err := in.key(kind)
 	if err != nil || kind != kindPost && kind != kindCall {
 		ep.drop(from, kind, err)
 		return
 	}
 	e := ep.lookup(key)
 	if e == nil {
-		ep.held[from] = []held{{kind, in}}
-		ep.nHeld.Add(1)
-		return
+		// Under regMu, so that a registration either comes first (and
+		// the lookup finds it) or finds nHeld counting this one (and
+		// pokes the holder to release it).
+		ep.regMu.Lock()
+		if e = ep.lookup(key); e == nil {
+			ep.mu.Lock()
+			fail := ep.failsUnknown(epoch)
+			ep.mu.Unlock()
+			if !fail {
+				ep.held[from] = []held{{kind, in}}
+				ep.nHeld.Add(1)
+				ep.regMu.Unlock()
+				return
+			}
+		}
+		ep.regMu.Unlock()
+		if e == nil {
+			ep.noHandler(from, kind, key, &in)
+			return
+		}
 	}
 	ep.run(e, from, kind, &in)
+}
+
+// failsUnknown reports whether a request of the given epoch for a name not
+// registered here fails now rather than waiting: after Close began, or
+// while a Quiesce runs that its sender had not completed when it sent it
+// (requests sent since are the next epoch's, and wait). ep.mu held.
+func (ep *Endpoint) failsUnknown(epoch uint32) bool {
+	return ep.closingAll || ep.quiescing >= 0 && int64(epoch) <= ep.quiescing
 }
 
 // run runs e on a request, as the running handler.
@@ -243,11 +275,12 @@ func (ep *Endpoint) drop(from, kind int, err error) {
 	ep.handled.Add(1)
 }
 
-// releaseHeld runs the held requests whose handlers are registered now, in
-// each sender's order, and with flush fails those still unknown with
-// ErrNoHandler. The token may pass on while a handler runs, and another
-// holder release some meanwhile: the queues are read afresh each time.
-func (ep *Endpoint) releaseHeld(flush bool) {
+// releaseHeld runs the held requests whose handlers are registered now,
+// in each sender's order, and fails with ErrNoHandler those that
+// failsUnknown says should not wait any more. The token may pass on while
+// a handler runs, and another holder release some meanwhile: the queues
+// are read afresh each time.
+func (ep *Endpoint) releaseHeld() {
 	senders := make([]int, 0, len(ep.held))
 	for from := range ep.held {
 		senders = append(senders, from)
@@ -259,10 +292,15 @@ func (ep *Endpoint) releaseHeld(flush bool) {
 				break
 			}
 			h := q[0]
-			key, _ := h.in.key(h.kind) // checked when it was held
+			key, epoch, _ := h.in.key(h.kind) // checked when it was held
 			e := ep.lookup(key)
-			if e == nil && !flush {
-				break
+			if e == nil {
+				ep.mu.Lock()
+				fail := ep.failsUnknown(epoch)
+				ep.mu.Unlock()
+				if !fail {
+					break
+				}
 			}
 			if len(q) == 1 {
 				delete(ep.held, from)
@@ -289,8 +327,7 @@ func (ep *Endpoint) noHandler(from, kind int, key uint64, in *inbound) {
 		ep.report(from, key, fail)
 	case in.local != nil:
 		in.local.fail(fail)
-		_, tag := in.local.head()
-		ep.reply(from, tag, in.local, nil)
+		ep.reply(from, in.callTag(), in.local, nil)
 	default:
 		ep.reply(from, in.callTag(), nil, statusBytes(nil, statusNoHandler, ""))
 	}

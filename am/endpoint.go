@@ -1,6 +1,7 @@
 package am
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -43,7 +44,8 @@ type Endpoint struct {
 	stopping   bool                         // Close: the holder stops at its next turn
 	failed     error                        // why the dispatcher stopped receiving, if it did
 	recheck    bool                         // a registration or a Quiesce: the holder looks at the held messages again
-	flushing   bool                         // Quiesce: held messages for unknown names fail now
+	quiescing  int64                        // the epoch of the Quiesce in progress, -1 when none (failsUnknown)
+	closingAll bool                         // Close began: requests for unknown names fail (failsUnknown)
 	running    atomic.Bool                  // a handler runs (not waiting): a wait on ep may be its
 	runners    sync.WaitGroup               // dispatcher goroutines
 	recv       *comm.Request                // the holder's receive: persistent, from any rank, any tag, on ac
@@ -58,6 +60,8 @@ type Endpoint struct {
 	_       [56]byte
 	handled atomic.Int64
 	_       [56]byte
+
+	quiesced atomic.Uint32 // Quiesces completed: a request's epoch
 
 	errMu    sync.Mutex
 	postErrs []error // failed Posts reported back, since the last Quiesce
@@ -97,7 +101,7 @@ func New(c *comm.Comm, opts ...Option) (*Endpoint, error) {
 		return nil, fmt.Errorf("am: New on a nil communicator: %w", comm.ErrArg)
 	}
 	ep := &Endpoint{c: c, rank: c.Rank(), size: c.Size(), id: lastID.Add(1), win: DefaultWindow,
-		flows: xsync.NewMap[int, *window](), held: make(map[int][]held)}
+		flows: xsync.NewMap[int, *window](), held: make(map[int][]held), quiescing: -1}
 	for _, o := range opts {
 		if err := o(ep); err != nil {
 			return nil, err
@@ -196,7 +200,7 @@ func (ep *Endpoint) report(to int, key uint64, e *HandlerError) {
 	if ep.ac.IsLocal(to) {
 		_, err = ep.ac.IsendFrom(&report{key: key, status: e.status, msg: e.Msg}, localLen, comm.Byte, to, kindReport)
 	} else {
-		h := requestHead(kindPost, key, 0)
+		h := binary.LittleEndian.AppendUint64(nil, key)
 		_, err = ep.ac.Isend(statusBytes(h, e.status, e.Msg), comm.Byte, to, kindReport)
 	}
 	if err != nil {
@@ -254,7 +258,7 @@ func (ep *Endpoint) Close() error {
 	if !ep.closing.CompareAndSwap(false, true) {
 		return fmt.Errorf("am: close: %w", comm.ErrClosed)
 	}
-	err := ep.quiesce()
+	err := ep.quiesce(true)
 	ep.regMu.Lock()
 	ep.closed.Store(true)
 	ep.regMu.Unlock()

@@ -17,21 +17,48 @@ import (
 // memory they hold, are bounded; nothing is dropped or reordered.
 //
 // The sender learns what was taken without any message of the
-// dispatcher's: every half-window-th request to a destination is a mark,
-// sent so that its request completes only when the destination takes it
-// (a synchronous send between processes; in this process every request
-// goes by rendezvous anyway, see message.go), and as a pair's messages stay
-// in order, a completed mark means that every request before it was taken
-// too. The sender keeps its marks in flight, oldest first, and waits on the
-// oldest when the window is full. Replies and reports are not counted:
-// they answer requests, at most one each.
+// dispatcher's. In this process every request goes by rendezvous (see
+// message.go), so its send completes when the destination takes it: the
+// sender sends from slots, persistent sends of its own to that
+// destination (SendFromInit, whose Source is the slot: the dispatcher
+// reads the request the slot carries), keeps those in flight oldest
+// first, waits on the oldest when win are, and reuses a slot once its
+// send completed, so that a request allocates no send of its own.
+// Between processes, every half-window-th request to a destination is a
+// mark, a synchronous send, which completes only when the destination
+// takes it; as a pair's messages stay in order, a completed mark means
+// that every request before it was taken too. The sender keeps its marks
+// in flight, oldest first, and waits on the oldest when the window is
+// full. Replies and reports are not counted: they answer requests, at
+// most one each.
 
-// window is the flow control towards one destination.
+// window is the flow control towards one destination: slots towards a
+// rank of this process, marks towards another's.
 type window struct {
 	mu    sync.Mutex
+	busy  []*slot // in flight, oldest first: the window
+	sent  []*slot // taken: reusable once nobody waits on them any more
 	seq   uint64  // requests sent
 	taken uint64  // requests known to be taken: all those before it
 	marks []*mark // in flight, oldest first
+}
+
+// slot sends requests by reference to a rank of this process, one at a
+// time: its request is a persistent SendFromInit whose Source is the slot
+// itself, and m the request it carries while it is in flight.
+type slot struct {
+	r       *comm.Request
+	m       message
+	waiters int         // goroutines waiting on r (w.mu guards it): r is not started again before they saw it done
+	quiet   atomic.Bool // a dispatcher waits on r quietly (await)
+}
+
+// Pull: a slot goes by reference only (see inbound.Take).
+func (s *slot) Pull(dst []byte) error {
+	if dst == nil {
+		return nil
+	}
+	return errByReference
 }
 
 // mark is a request whose completion tells that the destination took it.
@@ -55,34 +82,30 @@ func (ep *Endpoint) windowTo(dst int) *window {
 func (ep *Endpoint) send(dst, kind int, m message, buf []byte) error {
 	w := ep.windowTo(dst)
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m != nil {
+		return ep.sendLocal(w, dst, m)
+	}
 	for {
 		w.reap()
 		if w.seq-w.taken < uint64(ep.win) || len(w.marks) == 0 {
 			break
 		}
 		k := w.marks[0]
-		w.mu.Unlock()
-		_, err := ep.await(k.r, &k.quiet)
-		w.mu.Lock()
-		if err != nil {
-			w.mu.Unlock()
-			return fmt.Errorf("am: waiting to send to rank %d: %w", dst, err)
+		if err := ep.awaitUnlocked(w, dst, k.r, &k.quiet); err != nil {
+			return err
 		}
 	}
 	isMark := w.seq%uint64(ep.half) == uint64(ep.half)-1
 	ep.sent.Add(1)
 	var r *comm.Request
 	var err error
-	switch {
-	case m != nil:
-		r, err = ep.ac.IsendFrom(m, localLen, comm.Byte, dst, kind)
-	case isMark:
+	if isMark {
 		r, err = ep.ac.Issend(buf, comm.Byte, dst, kind)
-	default:
+	} else {
 		r, err = ep.ac.Isend(buf, comm.Byte, dst, kind)
 	}
 	if err != nil {
-		w.mu.Unlock()
 		ep.handled.Add(1) // never sent: count it done, so the counts still balance
 		return fmt.Errorf("am: send to rank %d: %w", dst, err)
 	}
@@ -90,8 +113,88 @@ func (ep *Endpoint) send(dst, kind int, m message, buf []byte) error {
 		w.marks = append(w.marks, &mark{seq: w.seq, r: r})
 	}
 	w.seq++
-	w.mu.Unlock()
 	return nil
+}
+
+// sendLocal sends m to dst, a rank of this process, from a slot. w.mu
+// held.
+func (ep *Endpoint) sendLocal(w *window, dst int, m message) error {
+	for {
+		w.reapSlots()
+		if len(w.busy) < ep.win {
+			break
+		}
+		k := w.busy[0]
+		k.waiters++
+		err := ep.awaitUnlocked(w, dst, k.r, &k.quiet)
+		k.waiters--
+		if err != nil {
+			return err
+		}
+	}
+	s := w.reusable()
+	if s == nil {
+		s = new(slot)
+		r, err := ep.ac.SendFromInit(s, localLen, comm.Byte, dst, kindLocal)
+		if err != nil {
+			return fmt.Errorf("am: send to rank %d: %w", dst, err)
+		}
+		s.r = r
+	}
+	s.m = m
+	ep.sent.Add(1)
+	if err := s.r.Start(); err != nil {
+		s.m = nil
+		w.sent = append(w.sent, s)
+		ep.handled.Add(1) // never sent: count it done, so the counts still balance
+		return fmt.Errorf("am: send to rank %d: %w", dst, err)
+	}
+	w.busy = append(w.busy, s)
+	return nil
+}
+
+// reusable returns a slot whose send is over and that nobody waits on,
+// taken off the sent ones, or nil. w.mu held.
+func (w *window) reusable() *slot {
+	for i, s := range w.sent {
+		if s.waiters == 0 {
+			last := len(w.sent) - 1
+			w.sent[i], w.sent[last] = w.sent[last], nil
+			w.sent = w.sent[:last]
+			return s
+		}
+	}
+	return nil
+}
+
+// awaitUnlocked waits for r, a send in flight towards dst, with w.mu
+// released meanwhile.
+func (ep *Endpoint) awaitUnlocked(w *window, dst int, r *comm.Request, quiet *atomic.Bool) error {
+	w.mu.Unlock()
+	_, err := ep.await(r, quiet)
+	w.mu.Lock()
+	if err != nil {
+		return fmt.Errorf("am: waiting to send to rank %d: %w", dst, err)
+	}
+	return nil
+}
+
+// reapSlots moves the slots at the head of the busy ones whose sends
+// completed to the sent ones: they leave the window at once, even while a
+// goroutine still waits on one (it may be a suspended handler waiting for
+// the dispatch token, which the caller may hold). w.mu held.
+func (w *window) reapSlots() {
+	i := 0
+	for ; i < len(w.busy); i++ {
+		s := w.busy[i]
+		if _, done, _ := s.r.Test(); !done {
+			break
+		}
+		s.m = nil
+		w.sent = append(w.sent, s)
+		w.busy[i] = nil
+	}
+	w.busy = w.busy[i:]
 }
 
 // reap forgets the completed marks at the head. w.mu held.

@@ -42,7 +42,8 @@ func keyOf(name string) uint64 {
 // request for a name its destination has not registered yet waits there
 // until it is (later requests from the same sender wait behind it, to keep
 // their order), and fails with [ErrNoHandler], at its caller or poster,
-// if the destination reaches Quiesce or Close without registering it.
+// if the destination reaches Quiesce or Close without registering it
+// (a Quiesce that the request's sender had not completed when it sent it).
 // (Requests held so are outside the flow-control window: the destination
 // has taken them.)
 //
@@ -87,10 +88,11 @@ func (h *Handler[Req, Resp]) Post(dst int, req Req) error {
 	if err := ep.usable("post to", h.name, dst); err != nil {
 		return err
 	}
+	epoch := ep.quiesced.Load()
 	if ep.ac.IsLocal(dst) {
-		return ep.send(dst, kindPost, &post[Req, Resp]{h: h, req: req}, nil)
+		return ep.send(dst, kindPost, &post[Req, Resp]{h: h, req: req, epoch: epoch}, nil)
 	}
-	buf, err := h.req.encode(requestHead(kindPost, h.key, 0), &req)
+	buf, err := h.req.encode(requestHead(kindPost, h.key, epoch, 0), &req)
 	if err != nil {
 		return fmt.Errorf("am: post to %q on rank %d: %w", h.name, dst, err)
 	}
@@ -111,7 +113,7 @@ func (h *Handler[Req, Resp]) Call(dst int, req Req) *Future[Resp] {
 		return f.failed(err)
 	}
 	tag := ep.nextTag()
-	m.tag = tag
+	m.tag, m.epoch = tag, ep.quiesced.Load()
 	var (
 		msg message
 		buf []byte
@@ -120,7 +122,7 @@ func (h *Handler[Req, Resp]) Call(dst int, req Req) *Future[Resp] {
 		f.src, msg = m, m
 	} else {
 		var err error
-		if buf, err = h.req.encode(requestHead(kindCall, h.key, tag), &req); err != nil {
+		if buf, err = h.req.encode(requestHead(kindCall, h.key, m.epoch, tag), &req); err != nil {
 			return f.failed(fmt.Errorf("am: call of %q on rank %d: %w", h.name, dst, err))
 		}
 		m.req = *new(Req) // sent as bytes: the Future need not keep it
@@ -176,8 +178,7 @@ func (h *Handler[Req, Resp]) serve(ep *Endpoint, from, kind int, in *inbound) {
 		ep.reply(from, m.tag, m, nil)
 	case in.local != nil:
 		in.local.fail(fail)
-		_, tag := in.local.head()
-		ep.reply(from, tag, in.local, nil)
+		ep.reply(from, in.callTag(), in.local, nil)
 	case fail != nil:
 		ep.reply(from, in.callTag(), nil, statusBytes(nil, fail.status, fail.Msg))
 	default:

@@ -33,20 +33,26 @@ import (
 //
 // To a rank of another process a message is bytes (little-endian):
 //
-//	Post:        key[8] payload
-//	Call:        key[8] tag[4] payload
+//	Post:        key[8] epoch[4] payload
+//	Call:        key[8] epoch[4] tag[4] payload
 //	post report: key[8] status[1] message
 //	reply:       status[1] payload, or status[1] message when status is not statusOK
 //
-// where key is the handler's name hashed ([keyOf]), tag the reply's tag,
-// status one of statusOK … statusBadRequest, and payload the request's or
-// response's encoding (codec.go).
+// where key is the handler's name hashed ([keyOf]), epoch the number of
+// Quiesces the sender had completed when it sent the request (see
+// Endpoint.failsUnknown), tag the reply's tag, status one of statusOK …
+// statusBadRequest, and payload the request's or response's encoding
+// (codec.go). A request by reference carries its key, epoch and tag as
+// fields.
 
-// Kinds of request messages: their tags on the request communicator.
+// Kinds of request messages: their tags on the request communicator
+// (a message by reference tells its kind itself, and goes with tag
+// kindLocal from a slot of flow.go).
 const (
 	kindPost   = 1 + iota // a Post
 	kindCall              // a Call
 	kindReport            // a failed Post's report, back to its poster
+	kindLocal             // a request by reference, sent from a slot
 )
 
 // localLen is the length a message to a rank of this process declares:
@@ -57,8 +63,8 @@ const localLen = math.MaxInt
 // Header sizes of requests between processes.
 const (
 	keyLen      = 8
-	postHeadLen = keyLen
-	callHeadLen = keyLen + 4
+	postHeadLen = keyLen + 4
+	callHeadLen = postHeadLen + 4
 )
 
 // errByReference is what a message that travels by reference returns if
@@ -69,8 +75,11 @@ var errByReference = errors.New("am: an in-process message has no bytes")
 // read there by reference.
 type message interface {
 	comm.Source
-	// head returns the handler's key and, for a Call, the reply's tag.
-	head() (key uint64, tag int)
+	// kind returns the message's kind (kindPost, kindCall, kindReport).
+	kind() int
+	// head returns the handler's key, the sender's epoch and, for a
+	// Call, the reply's tag.
+	head() (key uint64, epoch uint32, tag int)
 	// fail sets a Call's outcome to e, for a request that no handler of
 	// its types took; the request then goes back as its reply.
 	fail(e *HandlerError)
@@ -81,9 +90,10 @@ type message interface {
 // the request back as the reply.
 type request[Req, Resp any] struct {
 	Future[Resp]
-	h   *Handler[Req, Resp]
-	req Req
-	tag int
+	h     *Handler[Req, Resp]
+	req   Req
+	epoch uint32
+	tag   int
 }
 
 func (m *request[Req, Resp]) Pull(dst []byte) error {
@@ -93,7 +103,9 @@ func (m *request[Req, Resp]) Pull(dst []byte) error {
 	return errByReference
 }
 
-func (m *request[Req, Resp]) head() (uint64, int) { return m.h.key, m.tag }
+func (m *request[Req, Resp]) kind() int { return kindCall }
+
+func (m *request[Req, Resp]) head() (uint64, uint32, int) { return m.h.key, m.epoch, m.tag }
 
 func (m *request[Req, Resp]) fail(e *HandlerError) {
 	f := *e
@@ -103,8 +115,9 @@ func (m *request[Req, Resp]) fail(e *HandlerError) {
 
 // post is a Post's message to a rank of this process.
 type post[Req, Resp any] struct {
-	h   *Handler[Req, Resp]
-	req Req
+	h     *Handler[Req, Resp]
+	req   Req
+	epoch uint32
 }
 
 func (m *post[Req, Resp]) Pull(dst []byte) error {
@@ -114,7 +127,9 @@ func (m *post[Req, Resp]) Pull(dst []byte) error {
 	return errByReference
 }
 
-func (m *post[Req, Resp]) head() (uint64, int) { return m.h.key, 0 }
+func (m *post[Req, Resp]) kind() int { return kindPost }
+
+func (m *post[Req, Resp]) head() (uint64, uint32, int) { return m.h.key, m.epoch, 0 }
 
 func (m *post[Req, Resp]) fail(*HandlerError) {}
 
@@ -133,7 +148,9 @@ func (r *report) Pull(dst []byte) error {
 	return errByReference
 }
 
-func (r *report) head() (uint64, int) { return r.key, 0 }
+func (r *report) kind() int { return kindReport }
+
+func (r *report) head() (uint64, uint32, int) { return r.key, 0, 0 }
 
 func (r *report) fail(*HandlerError) {}
 
@@ -148,10 +165,15 @@ type inbound struct {
 func (in *inbound) Cap() int { return math.MaxInt }
 
 // Take keeps the message: by reference when it is one of ours from this
-// process, otherwise a copy of its bytes (data is the engine's only
-// during the call).
+// process (a slot's, which the sender reuses once this returns, or a
+// message itself), otherwise a copy of its bytes (data is the engine's
+// only during the call).
 func (in *inbound) Take(data []byte, from comm.Remote, n int) error {
-	if m, ok := from.(message); ok {
+	switch m := from.(type) {
+	case *slot:
+		in.local = m.m
+		return nil
+	case message:
 		in.local = m
 		return nil
 	}
@@ -163,25 +185,26 @@ func (in *inbound) Take(data []byte, from comm.Remote, n int) error {
 	return nil
 }
 
-// key returns the handler key of in, a request of the given kind.
-func (in *inbound) key(kind int) (uint64, error) {
+// key returns the handler key of in, a request of the given kind, and
+// its sender's epoch.
+func (in *inbound) key(kind int) (uint64, uint32, error) {
 	if in.local != nil {
-		k, _ := in.local.head()
-		return k, nil
+		k, e, _ := in.local.head()
+		return k, e, nil
 	}
-	if kind == kindCall && len(in.data) < callHeadLen || len(in.data) < keyLen {
-		return 0, fmt.Errorf("am: request of %d bytes: %w", len(in.data), comm.ErrType)
+	if kind == kindCall && len(in.data) < callHeadLen || len(in.data) < postHeadLen {
+		return 0, 0, fmt.Errorf("am: request of %d bytes: %w", len(in.data), comm.ErrType)
 	}
-	return binary.LittleEndian.Uint64(in.data), nil
+	return binary.LittleEndian.Uint64(in.data), binary.LittleEndian.Uint32(in.data[keyLen:]), nil
 }
 
 // callTag returns the reply tag of in, a Call (its key checked).
 func (in *inbound) callTag() int {
 	if in.local != nil {
-		_, t := in.local.head()
+		_, _, t := in.local.head()
 		return t
 	}
-	return int(binary.LittleEndian.Uint32(in.data[keyLen:]))
+	return int(binary.LittleEndian.Uint32(in.data[postHeadLen:]))
 }
 
 // payload returns the request's payload bytes, in from another process.
@@ -193,11 +216,12 @@ func (in *inbound) payload(kind int) []byte {
 }
 
 // requestHead returns the header of a request between processes.
-func requestHead(kind int, key uint64, tag int) []byte {
+func requestHead(kind int, key uint64, epoch uint32, tag int) []byte {
 	h := make([]byte, callHeadLen)
 	binary.LittleEndian.PutUint64(h, key)
+	binary.LittleEndian.PutUint32(h[keyLen:], epoch)
 	if kind == kindCall {
-		binary.LittleEndian.PutUint32(h[keyLen:], uint32(tag))
+		binary.LittleEndian.PutUint32(h[postHeadLen:], uint32(tag))
 		return h
 	}
 	return h[:postHeadLen]

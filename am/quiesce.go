@@ -12,8 +12,9 @@ import (
 // and returns the failures of the Posts this rank made that were reported
 // back meanwhile (each a [*HandlerError], joined), or the run's failure.
 // Every member calls it; a handler must not (it fails with
-// [ErrInHandler]). Requests still held for a name their destination has
-// not registered fail with [ErrNoHandler] during Quiesce (see [Register]).
+// [ErrInHandler]). Requests of this epoch (sent before their sender
+// completed this Quiesce) for a name their destination has not registered
+// fail with [ErrNoHandler] (see [Register]).
 // Requests sent concurrently by other goroutines of a rank may or may not
 // be waited for.
 //
@@ -31,17 +32,31 @@ func (ep *Endpoint) Quiesce() error {
 	if ep.closed.Load() {
 		return fmt.Errorf("am: quiesce: %w", comm.ErrClosed)
 	}
-	return ep.quiesce()
+	return ep.quiesce(false)
 }
 
-func (ep *Endpoint) quiesce() error {
+// quiesce is Quiesce, and Close's with final: requests for names not
+// registered here fail from now on (see failsUnknown), those of this
+// epoch (all, with final) for the Quiesce.
+func (ep *Endpoint) quiesce(final bool) error {
+	ep.poke(func() {
+		if final {
+			ep.closingAll = true
+		} else {
+			ep.quiescing = int64(ep.quiesced.Load())
+		}
+		ep.recheck = true // the held ones too
+	})
+	defer func() {
+		ep.quiesced.Add(1) // requests sent from now on are of the next epoch
+		ep.mu.Lock()
+		ep.quiescing = -1
+		ep.mu.Unlock()
+	}()
 	c := typed.Of[int64](ep.ac)
 	counts, sums := make([]int64, 2), make([]int64, 2)
 	handled := int64(-1) // the previous round's total
 	for {
-		if ep.nHeld.Load() > 0 {
-			ep.poke(func() { ep.recheck, ep.flushing = true, true })
-		}
 		counts[0], counts[1] = ep.sent.Load(), ep.handled.Load()
 		if err := c.Allreduce(counts, sums, typed.Sum[int64]); err != nil {
 			return fmt.Errorf("am: quiesce: %w", err)
