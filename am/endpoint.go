@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -25,6 +26,7 @@ type Endpoint struct {
 	rank, size int
 	id         uint64 // names ep in its dispatchers' stacks (self.go)
 	win, half  int    // flow control (flow.go)
+	yields     bool   // the ranks do not outnumber the Ps: waits yield a while (dispatch.go)
 
 	handlers atomic.Pointer[map[uint64]entry] // copied on write, under regMu
 	regMu    sync.Mutex
@@ -108,6 +110,7 @@ func New(c *comm.Comm, opts ...Option) (*Endpoint, error) {
 		}
 	}
 	ep.half = max(ep.win/2, 1)
+	ep.yields = ep.size <= runtime.GOMAXPROCS(0)
 	var err error
 	if ep.ac, err = c.Dup(); err != nil {
 		return nil, fmt.Errorf("am: New: %w", err)

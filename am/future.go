@@ -50,6 +50,7 @@ func (f *Future[T]) Wait() (T, error) {
 	if f.r == nil {
 		return f.val, f.err
 	}
+	f.ep.yieldFor(f.r, callerYields)
 	if _, err := f.ep.await(f.r, &f.quiet); err != nil {
 		return f.fail(err)
 	}
