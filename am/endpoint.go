@@ -26,7 +26,7 @@ type Endpoint struct {
 	rank, size int
 	id         uint64 // names ep in its dispatchers' stacks (self.go)
 	win, half  int    // flow control (flow.go)
-	yields     bool   // the ranks do not outnumber the Ps: waits yield a while (dispatch.go)
+	yields     bool   // the ranks share this process and do not outnumber the Ps: waits yield a while (dispatch.go)
 
 	handlers atomic.Pointer[map[uint64]entry] // copied on write, under regMu
 	regMu    sync.Mutex
@@ -111,6 +111,9 @@ func New(c *comm.Comm, opts ...Option) (*Endpoint, error) {
 	}
 	ep.half = max(ep.win/2, 1)
 	ep.yields = ep.size <= runtime.GOMAXPROCS(0)
+	for r := 0; r < ep.size && ep.yields; r++ {
+		ep.yields = c.IsLocal(r) // over a device the answer comes through the device's goroutines
+	}
 	var err error
 	if ep.ac, err = c.Dup(); err != nil {
 		return nil, fmt.Errorf("am: New: %w", err)
