@@ -94,7 +94,7 @@ func FuzzReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := newCodec[int64]()
 		fut := &Future[int64]{name: "h", codec: &c}
-		if err := fut.Take(data, nil, len(data)); err != nil {
+		if err := (*replySink[int64])(fut).Take(data, nil, len(data)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := fut.result(); err != nil && !errors.Is(err, comm.ErrType) && !errors.As(err, new(*HandlerError)) {

@@ -33,19 +33,22 @@
 // method's does, and it resumes once the wait is over and the handler
 // running then has finished or waits too. So handlers calling handlers,
 // nested and cyclic calls included, progress. Any other blocking call in
-// a handler (a receive of its own, a channel, a lock) keeps the dispatch
-// waiting with it, and so does a wait on a Future of another endpoint.
+// a handler (a receive of its own, a channel, a lock, a select on a
+// Future's Done) keeps the dispatch waiting with it, and so does a wait on
+// a Future of another endpoint.
 //
 // A handler's error goes back to its caller as a [*HandlerError] ([ErrRemote]),
 // with the handler's message; its panic too ([ErrPanic], with the value and
 // the stack), and the dispatcher carries on. The errors of Posted requests
-// go back to their poster, whose next [Endpoint.Quiesce] returns them.
+// go back to their poster, whose next [Endpoint.Quiesce] (or Close)
+// returns them.
 //
 // Handlers are registered by name, the same on every rank (closures cannot
 // travel, names can). A request for a name its destination has not
 // registered waits there until the name is registered, so ranks need not
 // synchronise after registering, and fails with [ErrNoHandler] if the
-// destination reaches Quiesce or Close without it. A handler may run as
+// destination reaches Quiesce or Close without it (see [Register]). A
+// handler may run as
 // soon as it is registered, though: one that refers to a variable set
 // after Register returns (a Handler it calls, its own included) must not
 // run before it is set, so ranks register such handlers, set the
@@ -66,7 +69,8 @@
 // A rank may have [DefaultWindow] requests (see [WithWindow]) to one
 // destination that its dispatcher has not taken yet; the next Post or Call
 // waits for room, so a slow handler makes its senders wait and memory in
-// flight stays bounded per pair, with nothing dropped or reordered.
+// flight stays bounded per pair, with nothing dropped or reordered
+// (requests held for a name not registered yet are outside the window).
 // [Endpoint.Quiesce] is collective termination detection, by counting
 // requests sent and handled on every rank, not by waiting a while.
 //
@@ -75,9 +79,13 @@
 // An endpoint's traffic goes on two communicators of its own (duplicates
 // of the one it was made on), so it never matches a user's receive, and it
 // works on every backend: goroutine ranks, TCP, RDMA. Waits in package am
-// are waits in mpgo, seen by the deadlock detector: a rank blocked in a
-// Call while its handlers still run is not deadlocked, and ranks blocked
-// in calls that cannot progress (a cycle of Calls, a request for a name
-// never registered) fail with [comm.ErrDeadlock]. An abort fails every
-// wait with [comm.ErrAborted].
+// are waits in mpgo, seen by the deadlock detector (of goroutine ranks):
+// a rank blocked in a Call while its handlers still run is not
+// deadlocked, and ranks blocked in calls that cannot progress (a cycle of
+// Calls, a request for a name never registered) fail with
+// [comm.ErrDeadlock]; the report lists the ranks' own pending operations,
+// not those of handlers waiting on their Futures. A handler blocked in
+// anything else, or in WaitContext, counts as running, so a deadlock
+// through it is not reported. An abort fails every wait with
+// [comm.ErrAborted].
 package am

@@ -127,12 +127,17 @@ func (f *Future[T]) decode() {
 	}
 }
 
-// Cap is that of the reply's receive (f is its [comm.Sink]).
-func (f *Future[T]) Cap() int { return math.MaxInt }
+// replySink is a Future as its reply's receive sees it: a [comm.Sink]
+// (the same memory, so that Future's own methods stay Wait, WaitContext
+// and Done).
+type replySink[T any] Future[T]
+
+func (k *replySink[T]) Cap() int { return math.MaxInt }
 
 // Take receives the reply: by reference, the request itself coming back
 // (its runner set val and err already), or bytes, kept for decode.
-func (f *Future[T]) Take(data []byte, from comm.Remote, n int) error {
+func (k *replySink[T]) Take(data []byte, from comm.Remote, n int) error {
+	f := (*Future[T])(k)
 	if from != nil && f.src != nil && from == comm.Remote(f.src) {
 		return nil
 	}

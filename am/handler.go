@@ -127,7 +127,7 @@ func (h *Handler[Req, Resp]) Call(dst int, req Req) *Future[Resp] {
 		}
 		m.req = *new(Req) // sent as bytes: the Future need not keep it
 	}
-	r, err := ep.rc.IrecvInto(f, comm.Byte, dst, tag)
+	r, err := ep.rc.IrecvInto((*replySink[Resp])(f), comm.Byte, dst, tag)
 	if err != nil {
 		return f.failed(fmt.Errorf("am: call of %q on rank %d: %w", h.name, dst, err))
 	}
