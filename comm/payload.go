@@ -111,6 +111,44 @@ func (c *Comm) IsendFrom(src Source, n int, t Type, dst, tag int) (*Request, err
 	return c.release(r), nil
 }
 
+// SendFromInit plans a [Comm.SendFrom] of n bytes of type t, produced by
+// src, to dst with tag, as a persistent request (see [Comm.SendInit]):
+// each [Request.Start] sends one message of src's payload as it is then,
+// allocating nothing to a rank of this process. src is called only while
+// the request is active. A nil src or a negative n fails with an error
+// wrapping ErrArg.
+func (c *Comm) SendFromInit(src Source, n int, t Type, dst, tag int) (*Request, error) {
+	if src == nil || n < 0 {
+		return nil, fmt.Errorf("comm: send to rank %d tag %d: source %T of %d bytes: %w", dst, tag, src, n, ErrArg)
+	}
+	if dst == ProcNull {
+		return c.nullInit(engine.KindSend, t, tag)
+	}
+	if err := c.checkSend(nil, t, dst, tag); err != nil {
+		return nil, err
+	}
+	r := c.newReq(engine.KindSend, false)
+	peer := c.worldOf(dst)
+	local := c.ep.IsLocal(peer)
+	if local {
+		r.SetSendFrom(engine.Type(t), src, n)
+	}
+	r.SetPersistent(func(r *engine.Request) error {
+		if err := c.usable(); err != nil {
+			return err
+		}
+		if !local { // as startSendFrom: the device sends bytes
+			data := make([]byte, n)
+			if err := src.Pull(data); err != nil {
+				return fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
+			}
+			r.SetSend(engine.ModeStandard, engine.Type(t), data)
+		}
+		return r.StartSend(c.rank, dst, peer, tag, false)
+	})
+	return user(r), nil
+}
+
 // startSendFrom validates and starts a SendFrom on a pooled request.
 func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*engine.Request, error) {
 	if src == nil || n < 0 {
@@ -153,6 +191,26 @@ func (c *Comm) RecvInto(k Sink, t Type, src, tag int) (Status, error) {
 func (c *Comm) IrecvInto(k Sink, t Type, src, tag int) (*Request, error) {
 	r, err := c.startRecvInto(k, t, src, tag, false)
 	return user(r), err
+}
+
+// RecvIntoInit plans a [Comm.RecvInto] through k from src (or AnySource)
+// with tag (or AnyTag), as a persistent request (see [Comm.RecvInit]):
+// each [Request.Start] receives one message through k, allocating
+// nothing. k is called (at most once a start) only while the request is
+// active. A nil k fails with an error wrapping ErrArg.
+func (c *Comm) RecvIntoInit(k Sink, t Type, src, tag int) (*Request, error) {
+	if k == nil {
+		return nil, fmt.Errorf("comm: recv from %s tag %s: nil sink: %w", engine.RankStr(src), engine.TagStr(tag), ErrArg)
+	}
+	if src == ProcNull {
+		return c.nullInit(engine.KindRecv, t, tag)
+	}
+	if err := c.checkRecv(t, src, tag); err != nil {
+		return nil, err
+	}
+	r := c.newReq(engine.KindRecv, false)
+	r.SetRecvInto(engine.Type(t), k)
+	return c.recvInit(r, src, tag), nil
 }
 
 func (c *Comm) startRecvInto(k Sink, t Type, src, tag int, pooled bool) (*engine.Request, error) {

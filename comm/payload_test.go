@@ -516,3 +516,99 @@ func TestSendFromAcrossProcesses(t *testing.T) {
 		})
 	}
 }
+
+// RecvIntoInit receives one message through its Sink each start, from
+// this process (the Source handed over when the receive is first) and
+// from another; a start can be cancelled and the request started again;
+// a nil Sink fails with ErrArg.
+func TestRecvIntoInit(t *testing.T) {
+	const n = 5
+	body := func(w *comm.Comm) error {
+		if w.Rank() == 1 {
+			for i := range n {
+				if err := w.SendFrom(&testSource{data: payload(8, uint64(i))}, 8, comm.Byte, 0, 3); err != nil {
+					return err
+				}
+			}
+			return w.Barrier()
+		}
+		if _, err := w.RecvIntoInit(nil, comm.Byte, 1, 3); !errors.Is(err, comm.ErrArg) {
+			return fmt.Errorf("RecvIntoInit(nil): %v", err)
+		}
+		k := &testSink{buf: make([]byte, 8), direct: true}
+		r, err := w.RecvIntoInit(k, comm.Byte, comm.AnySource, 3)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if err := r.Start(); err != nil {
+				return err
+			}
+			if st, err := r.Wait(); err != nil || st.Source != 1 || val(k.buf) != uint64(i) {
+				return fmt.Errorf("start %d: %v, %+v, got %d", i, err, st, val(k.buf))
+			}
+		}
+		if err := r.Start(); err != nil {
+			return err
+		}
+		if err := r.Cancel(); err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, comm.ErrCanceled) {
+			return fmt.Errorf("Wait after Cancel: %v", err)
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		return r.Free()
+	}
+	run(t, 2, body)
+	for r, err := range runProcs(t, 2, 1, body) {
+		if err != nil {
+			t.Errorf("across processes, rank %d: %v", r, err)
+		}
+	}
+}
+
+// SendFromInit sends its Source's payload as it is at each start, to a
+// receive in this process (handed over when the receive comes first) and
+// in another; a nil Source fails with ErrArg.
+func TestSendFromInit(t *testing.T) {
+	const n = 5
+	body := func(w *comm.Comm) error {
+		if w.Rank() == 1 {
+			if _, err := w.SendFromInit(nil, 8, comm.Byte, 0, 3); !errors.Is(err, comm.ErrArg) {
+				return fmt.Errorf("SendFromInit(nil): %v", err)
+			}
+			src := &testSource{data: payload(8, 0)}
+			r, err := w.SendFromInit(src, 8, comm.Byte, 0, 3)
+			if err != nil {
+				return err
+			}
+			for i := range n {
+				src.data = payload(8, uint64(i))
+				if err := r.Start(); err != nil {
+					return err
+				}
+				if _, err := r.Wait(); err != nil {
+					return err
+				}
+			}
+			return r.Free()
+		}
+		for i := range n {
+			got := make([]byte, 8)
+			k := &testSink{buf: got, direct: i%2 == 0}
+			if _, err := w.RecvInto(k, comm.Byte, 1, 3); err != nil || val(got) != uint64(i) {
+				return fmt.Errorf("receive %d: %v, got %d", i, err, val(got))
+			}
+		}
+		return nil
+	}
+	run(t, 2, body)
+	for r, err := range runProcs(t, 2, 1, body) {
+		if err != nil {
+			t.Errorf("across processes, rank %d: %v", r, err)
+		}
+	}
+}

@@ -52,6 +52,12 @@ func (c *Comm) RecvInit(buf []byte, t Type, src, tag int) (*Request, error) {
 	}
 	r := c.newReq(engine.KindRecv, false)
 	r.SetRecv(engine.Type(t), buf, false)
+	return c.recvInit(r, src, tag), nil
+}
+
+// recvInit makes receive r, its payload set, persistent: each start posts
+// it from src with tag.
+func (c *Comm) recvInit(r *engine.Request, src, tag int) *Request {
 	peer := c.peerOf(src)
 	r.SetPersistent(func(r *engine.Request) error {
 		if err := c.usable(); err != nil {
@@ -59,7 +65,7 @@ func (c *Comm) RecvInit(buf []byte, t Type, src, tag int) (*Request, error) {
 		}
 		return r.StartRecv(src, peer, tag, false)
 	})
-	return user(r), nil
+	return user(r)
 }
 
 // nullInit plans an operation of kind with the null rank: each start

@@ -2,12 +2,8 @@ package typed_test
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +12,7 @@ import (
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/internal/job/jobtest"
 	"github.com/mpgo/mpgo/typed"
 )
 
@@ -218,39 +215,9 @@ const overlapEnv = "MPGO_TEST_OVERLAP"
 // overlapProcs starts this test binary n times as the processes of one
 // job and returns rank 0's figures.
 func overlapProcs(n int, name string, size, iters int) (overlapResult, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	outs, err := jobtest.Spawn(n, fmt.Sprintf("%s=%s %d %d", overlapEnv, name, size, iters))
 	if err != nil {
 		return overlapResult{}, err
-	}
-	root := ln.Addr().String()
-	ln.Close()
-	secret := make([]byte, 16)
-	rand.Read(secret)
-	outs := make([]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for p := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-			cmd.Env = append(os.Environ(),
-				fmt.Sprintf("%s=%s %d %d", overlapEnv, name, size, iters),
-				fmt.Sprintf("OMPI_COMM_WORLD_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_SIZE=%d", n),
-				fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_SIZE=%d", n),
-				"MPGO_ROOT="+root, "MPGO_SECRET="+hex.EncodeToString(secret))
-			out, err := cmd.CombinedOutput()
-			outs[p] = string(out)
-			if err != nil {
-				errs[p] = fmt.Errorf("process %d: %v:\n%s", p, err, out)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return overlapResult{}, err
-		}
 	}
 	var r overlapResult
 	sc := bufio.NewScanner(strings.NewReader(outs[0]))
