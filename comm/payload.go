@@ -124,7 +124,7 @@ func (c *Comm) SendFromInit(src Source, n int, t Type, dst, tag int) (*Request, 
 	if dst == ProcNull {
 		return c.nullInit(engine.KindSend, t, tag)
 	}
-	if err := c.checkSend(nil, t, dst, tag); err != nil {
+	if err := c.checkSend(n, t, dst, tag); err != nil {
 		return nil, err
 	}
 	r := c.newReq(engine.KindSend, false)
