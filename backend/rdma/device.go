@@ -94,6 +94,7 @@ const (
 	hdrFrom  = 8  // u32: sending process
 	hdrSrc   = 12 // u32: source world rank
 	hdrDst   = 16 // u32: destination world rank
+	hdrFP    = 20 // u32: a struct element type's fingerprint (Eager, START)
 	hdrSourc = 24 // i64: source rank in the communicator
 	hdrTag   = 32 // i64
 	hdrCtx   = 40 // u64
@@ -461,7 +462,7 @@ func (d *Device) Stats() Stats {
 // header is a decoded message header.
 type header struct {
 	kind, flags, typ uint8
-	seq, from        uint32
+	seq, from, fp    uint32
 	src, dst         int
 	source, tag      int64
 	ctx              uint64
@@ -479,6 +480,7 @@ func (h *header) put(b []byte, tok uint64) {
 	le.PutUint32(b[hdrFrom:], h.from)
 	le.PutUint32(b[hdrSrc:], uint32(h.src))
 	le.PutUint32(b[hdrDst:], uint32(h.dst))
+	le.PutUint32(b[hdrFP:], h.fp)
 	le.PutUint64(b[hdrSourc:], uint64(h.source))
 	le.PutUint64(b[hdrTag:], uint64(h.tag))
 	le.PutUint64(b[hdrCtx:], h.ctx)
@@ -500,6 +502,7 @@ func (d *Device) parseHeader(frame []byte) (header, error) {
 	h.kind, h.flags, h.typ = frame[hdrKind], frame[hdrFlags], frame[hdrType]
 	h.seq, h.from = le.Uint32(frame[hdrSeq:]), le.Uint32(frame[hdrFrom:])
 	h.src, h.dst = int(le.Uint32(frame[hdrSrc:])), int(le.Uint32(frame[hdrDst:]))
+	h.fp = le.Uint32(frame[hdrFP:])
 	h.source, h.tag = int64(le.Uint64(frame[hdrSourc:])), int64(le.Uint64(frame[hdrTag:]))
 	h.ctx, h.n = le.Uint64(frame[hdrCtx:]), int(le.Uint64(frame[hdrLen:])&(1<<62-1))
 	h.id, h.rid = le.Uint64(frame[hdrID:]), le.Uint64(frame[hdrRID:])
@@ -526,7 +529,7 @@ func (d *Device) Send(src, dst int, env device.Envelope, data []byte, done func(
 	if err := d.usable(proc); err != nil {
 		return err
 	}
-	h := header{kind: kindEager, typ: uint8(env.Type), from: uint32(d.self), src: src, dst: dst,
+	h := header{kind: kindEager, typ: env.Type, fp: env.Fingerprint, from: uint32(d.self), src: src, dst: dst,
 		source: int64(env.Source), tag: int64(env.Tag), ctx: env.Context, n: len(data)}
 	if !env.Sync && len(data) < d.eager {
 		if d.lends(len(data)) {

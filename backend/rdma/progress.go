@@ -389,7 +389,7 @@ func (d *Device) deliver(h *header, frame []byte, inSlot bool) {
 		d.finished(int(h.from))
 		return
 	}
-	env := device.Envelope{Context: h.ctx, Source: int(h.source), Tag: int(h.tag), Type: h.typ, Len: h.n}
+	env := device.Envelope{Context: h.ctx, Source: int(h.source), Tag: int(h.tag), Type: h.typ, Fingerprint: h.fp, Len: h.n}
 	var in device.Incoming
 	var er *eagerRemote
 	if h.kind == kindEager {

@@ -62,7 +62,7 @@ func (d *Device) Start(e device.Engine) error {
 
 // Send implements [device.Device].
 func (d *Device) Send(src, dst int, env device.Envelope, data []byte, done func(error)) error {
-	h := wire.Header{Src: src, Dst: dst, Source: env.Source, Tag: env.Tag, Context: env.Context, Type: env.Type}
+	h := wire.Header{Src: src, Dst: dst, Source: env.Source, Tag: env.Tag, Context: env.Context, Type: env.Type, Fingerprint: env.Fingerprint}
 	if env.Sync {
 		h.Flags = wire.FlagSync
 	}
@@ -100,7 +100,7 @@ func (d *Device) Close() error {
 // type, a rank that is not here) closes the connection as malformed; a
 // message that arrives once the world stopped is dropped.
 func (d *Device) Arrive(h *wire.Header, m *wire.Message) error {
-	env := device.Envelope{Context: h.Context, Source: h.Source, Tag: h.Tag, Type: h.Type,
+	env := device.Envelope{Context: h.Context, Source: h.Source, Tag: h.Tag, Type: h.Type, Fingerprint: h.Fingerprint,
 		Len: m.Size(), Sync: h.Flags&wire.FlagSync != 0, Rendezvous: m.Rendezvous()}
 	_, err := d.e.Arrive(h.Src, h.Dst, env, m)
 	if errors.Is(err, device.ErrArg) || errors.Is(err, device.ErrRank) {

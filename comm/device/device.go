@@ -83,6 +83,10 @@ type Envelope struct {
 	// a goroutine of its own, so that no rank blocks posting a receive
 	// (Irecv) on it.
 	Rendezvous bool
+	// Fingerprint identifies a struct element type's memory layout
+	// beside Type (which is then the engine's code for struct types);
+	// zero for the other types. Carried, not read.
+	Fingerprint uint32
 }
 
 // Incoming is a message a device received, as handed to [Engine.Arrive]:

@@ -59,7 +59,7 @@ const (
 //	  8   4  src       sender's world rank
 //	 12   4  dst       receiver's world rank
 //	 16   4  source    sender's rank in the communicator
-//	 20   4  reserved  zero
+//	 20   4  layout    a struct element type's fingerprint beside type (opaque here)
 //	 24   8  tag
 //	 32   8  context   the communicator's context
 //	 40   8  seq       message number on the connection (Eager, RTS); the RTS's for Data and CTS
@@ -93,6 +93,10 @@ type Header struct {
 	Context uint64
 	Seq     uint64
 	Size    uint64
+
+	// Fingerprint identifies a struct element type's layout beside Type
+	// (device.Envelope.Fingerprint).
+	Fingerprint uint32
 }
 
 // Limits bound what [Decode] accepts.
@@ -112,7 +116,7 @@ func (h *Header) Encode(b []byte) {
 	le.PutUint32(b[8:], uint32(h.Src))
 	le.PutUint32(b[12:], uint32(h.Dst))
 	le.PutUint32(b[16:], uint32(int32(h.Source)))
-	le.PutUint32(b[20:], 0)
+	le.PutUint32(b[20:], h.Fingerprint)
 	le.PutUint64(b[24:], uint64(int64(h.Tag)))
 	le.PutUint64(b[32:], h.Context)
 	le.PutUint64(b[40:], h.Seq)
@@ -129,13 +133,13 @@ func Decode(b []byte, lim *Limits) (Header, error) {
 	le := binary.LittleEndian
 	src, dst := le.Uint32(b[8:]), le.Uint32(b[12:])
 	h := Header{
-		Kind: Kind(b[0]), Flags: b[1], Type: b[2], Len: le.Uint32(b[4:]),
+		Kind: Kind(b[0]), Flags: b[1], Type: b[2], Fingerprint: le.Uint32(b[20:]), Len: le.Uint32(b[4:]),
 		Src: int(src), Dst: int(dst), Source: int(int32(le.Uint32(b[16:]))),
 		Tag: int(int64(le.Uint64(b[24:]))), Context: le.Uint64(b[32:]),
 		Seq: le.Uint64(b[40:]), Size: le.Uint64(b[48:]),
 	}
-	if b[3] != 0 || le.Uint32(b[20:]) != 0 {
-		return Header{}, fmt.Errorf("%w: reserved bytes set", ErrFrame)
+	if b[3] != 0 {
+		return Header{}, fmt.Errorf("%w: reserved byte set", ErrFrame)
 	}
 	var maxLen int
 	switch h.Kind {
@@ -161,7 +165,7 @@ func Decode(b []byte, lim *Limits) (Header, error) {
 		}
 	default:
 		// Control and data frames carry no envelope.
-		if h.Type != 0 || h.Src != 0 || h.Dst != 0 || h.Source != 0 || h.Tag != 0 || h.Context != 0 {
+		if h.Type != 0 || h.Fingerprint != 0 || h.Src != 0 || h.Dst != 0 || h.Source != 0 || h.Tag != 0 || h.Context != 0 {
 			return Header{}, fmt.Errorf("%w: %s with an envelope", ErrFrame, h.Kind)
 		}
 		switch h.Kind {

@@ -20,6 +20,8 @@ func encode(h wire.Header) []byte {
 func validHeaders() []wire.Header {
 	return []wire.Header{
 		{Kind: wire.KindEager, Type: 12, Len: 16, Src: 1, Dst: 7, Source: 3, Tag: 99, Context: 1 << 40, Seq: 1, Size: 16},
+		{Kind: wire.KindEager, Type: 16, Fingerprint: 0xdeadbeef, Len: 24, Src: 1, Dst: 2, Seq: 4, Size: 24},
+		{Kind: wire.KindRTS, Type: 16, Fingerprint: 0x80000001, Src: 3, Dst: 1, Seq: 5, Size: 1 << 20},
 		{Kind: wire.KindEager, Src: 0, Dst: 0, Tag: -5, Seq: 2},
 		{Kind: wire.KindRTS, Flags: wire.FlagSync, Src: 2, Dst: 3, Tag: 1 << 40, Seq: 3, Size: 1 << 30},
 		{Kind: wire.KindData, Len: 4096, Seq: 3, Size: 1 << 20},
@@ -63,6 +65,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"data over the chunk", wire.Header{Kind: wire.KindData, Len: 4097}, true},
 		{"empty data", wire.Header{Kind: wire.KindData}, false},
 		{"data with an envelope", wire.Header{Kind: wire.KindData, Len: 1, Tag: 1}, false},
+		{"cts with a fingerprint", wire.Header{Kind: wire.KindCTS, Fingerprint: 1}, false},
 		{"cts with payload", wire.Header{Kind: wire.KindCTS, Len: 1}, true},
 		{"cts with size", wire.Header{Kind: wire.KindCTS, Size: 1}, false},
 		{"credit of zero", wire.Header{Kind: wire.KindCredit}, false},
