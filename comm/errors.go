@@ -23,8 +23,8 @@ var (
 	ErrTruncate = engine.ErrTruncate
 	// ErrType reports a message whose element type differs from the
 	// receiver's (receiving as bytes is always allowed), or a value that
-	// cannot be decoded into the receiver's variable. The message is
-	// consumed.
+	// cannot be decoded into the receiver's variable (the message is
+	// consumed), or a Go type that cannot be an element type ([TypeOf]).
 	ErrType = engine.ErrType
 	// ErrAborted is returned by every blocked or later operation once a rank
 	// failed, panicked or the run's context was cancelled.

@@ -29,9 +29,11 @@ func (s Status) String() string {
 	return fmt.Sprintf("{source %d, tag %d, count %d}", s.Source, s.Tag, s.Count)
 }
 
-// Type is the element type a message carries. Typed messages are checked on
-// receipt: a receive of another numeric type fails with [ErrType], a receive
-// of [Byte] gets the raw bytes of any message.
+// Type is the element type a message carries: one of the numeric types
+// below, [Value], or a struct type that [TypeOf] makes of a Go type. Typed
+// messages are checked on receipt: a receive of another type fails with
+// [ErrType], a receive of [Byte] gets the raw bytes of any message.
+// Elements travel as their memory, in the sender's byte order.
 type Type uint8
 
 // The element types. Int, Uint and Uintptr are 8 bytes wide (mpgo supports
@@ -67,9 +69,16 @@ func (t Type) String() string { return engine.Type(t).String() }
 func (t Type) Size() int { return engine.Type(t).Size() }
 
 // holds reports whether n bytes are a whole number of elements of t. The
-// sizes are powers of two (TestTypeSizes), so it costs a mask, not a
-// division: every send asks.
-func (t Type) holds(n int) bool { return n&(t.Size()-1) == 0 }
+// built-in types' sizes are powers of two (TestTypeSizes), so for them it
+// costs a mask, not a division: every send asks. A struct type's size
+// may be any.
+func (t Type) holds(n int) bool {
+	if t < numTypes {
+		return n&(t.Size()-1) == 0
+	}
+	return n%t.Size() == 0
+}
 
-// Valid reports whether t is one of the defined types.
-func (t Type) Valid() bool { return t < numTypes }
+// Valid reports whether t is one of the defined types or a struct type of
+// this process.
+func (t Type) Valid() bool { return t < numTypes || engine.Type(t).IsStruct() }

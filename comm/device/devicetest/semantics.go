@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 
 	"github.com/mpgo/mpgo/comm"
@@ -39,6 +40,7 @@ func Semantics(w *comm.Comm) error {
 		{"ring", Ring},
 		{"wildcard order", WildcardOrder},
 		{"truncation and types", Truncation},
+		{"struct types", StructTypes},
 		{"rendezvous sizes", Sizes},
 		{"window of Isends", Window},
 		{"barrier and split", BarrierSplit},
@@ -180,6 +182,97 @@ func Truncation(w *comm.Comm) error {
 			return err
 		}
 		return check(buf, 64, 9)
+	}
+	return nil
+}
+
+// StructTypes: a struct element type's layout crosses the device. The
+// last rank sends rank 0 messages of a struct type, eager and rendezvous:
+// a receive of another layout, or of a number type of the same size,
+// fails with ErrType and consumes the message; one of another Go type of
+// the same layout, or of bytes, gets the elements (Count in elements, or
+// in bytes). Then an Allreduce where the last rank passes another layout
+// fails with ErrType on every rank, and one of the same layout under
+// other names on some ranks succeeds.
+func StructTypes(w *comm.Comm) error {
+	type particle struct {
+		X, Y, Z float64
+		ID      int32
+		Kind    uint8
+	}
+	type sameLayout struct {
+		A, B, C float64
+		N       int32
+		K       uint8
+	}
+	type otherLayout struct {
+		N       int32
+		K       uint8
+		A, B, C float64
+	}
+	var types [3]comm.Type
+	for i, t := range []reflect.Type{reflect.TypeFor[particle](), reflect.TypeFor[sameLayout](), reflect.TypeFor[otherLayout]()} {
+		var err error
+		if types[i], err = comm.TypeOf(t); err != nil {
+			return err
+		}
+	}
+	pt, same, other := types[0], types[1], types[2]
+	const esz = 32
+	last := w.Size() - 1
+	counts := []int{3, 300 << 10 / esz}
+	switch w.Rank() {
+	case last:
+		for i, k := range counts {
+			for j := range 4 {
+				if err := w.Send(payload(k*esz, uint64(10*i+j)), pt, 0, 40+i); err != nil {
+					return err
+				}
+			}
+		}
+	case 0:
+		for i, k := range counts {
+			buf := make([]byte, k*esz)
+			if _, err := w.Recv(buf, other, last, 40+i); !errors.Is(err, comm.ErrType) {
+				return fmt.Errorf("particles received as another layout: %v, want ErrType", err)
+			}
+			if _, err := w.Recv(buf, comm.Complex128, last, 40+i); !errors.Is(err, comm.ErrType) {
+				return fmt.Errorf("particles received as complex128: %v, want ErrType", err)
+			}
+			st, err := w.Recv(buf, same, last, 40+i)
+			if err != nil || st.Count != k {
+				return fmt.Errorf("particles received as the same layout: %+v %v, want count %d", st, err, k)
+			}
+			if err := check(buf, k*esz, uint64(10*i+2)); err != nil {
+				return err
+			}
+			if st, err = w.Recv(buf, comm.Byte, last, 40+i); err != nil || st.Count != k*esz {
+				return fmt.Errorf("particles received as bytes: %+v %v", st, err)
+			}
+			if err := check(buf, k*esz, uint64(10*i+3)); err != nil {
+				return err
+			}
+		}
+	}
+	x, sum := make([]byte, 2*esz), make([]byte, 2*esz)
+	t := pt
+	if w.Rank() == last {
+		t = other
+	}
+	if err := w.Allreduce(x, sum, t, sumInt64); !errors.Is(err, comm.ErrType) {
+		return fmt.Errorf("allreduce of another layout on rank %d: %v, want ErrType", last, err)
+	}
+	if w.Rank()%2 == 1 {
+		t = same
+	} else {
+		t = pt
+	}
+	binary.LittleEndian.PutUint64(x, 1)
+	if err := w.Allreduce(x, sum, t, sumInt64); err != nil {
+		return fmt.Errorf("allreduce of one layout under two names: %w", err)
+	}
+	if got := binary.LittleEndian.Uint64(sum); got != uint64(w.Size()) {
+		return fmt.Errorf("allreduce of one layout under two names: %d, want %d", got, w.Size())
 	}
 	return nil
 }

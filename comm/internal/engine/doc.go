@@ -22,5 +22,6 @@
 // (from a send to a receive), copyin.go (a large payload's copy, shared
 // with a helper), api.go (what comm calls), remote.go (the
 // device boundary), payload.go and types.go (the vocabulary comm
-// re-exports).
+// re-exports), structs.go (struct element types: the process's table of
+// their layouts, and how they travel).
 package engine

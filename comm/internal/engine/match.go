@@ -87,6 +87,7 @@ type msg struct {
 	src   int // sender's rank in the communicator
 	tag   int
 	typ   Type
+	fp    uint32 // from another process: a struct type's fingerprint (structs.go)
 	seq   uint64
 	data  []byte
 	owned bool        // data was handed over by SendOwned (or by a device)

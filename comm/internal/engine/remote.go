@@ -24,7 +24,8 @@ func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
 
 // sendRemote hands send r to the device.
 func (ep *Endpoint) sendRemote(r *Request) error {
-	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Type: uint8(r.typ), Len: len(r.buf), Sync: r.mode == ModeSync}
+	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Len: len(r.buf), Sync: r.mode == ModeSync}
+	env.Type, env.Fingerprint = r.typ.wire()
 	return ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) { r.complete(Status{}, err) })
 }
 
@@ -38,10 +39,11 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	if src < 0 || src >= len(w.eps) || dst < 0 || dst >= len(w.eps) || !w.isLocal(dst) {
 		return false, fmt.Errorf("comm: message from rank %d to rank %d, which is not here: %w", src, dst, ErrRank)
 	}
-	if Type(env.Type) >= NumTypes || m == nil || env.Len < 0 {
-		return false, fmt.Errorf("comm: message of element type %d, %d bytes: %w", env.Type, env.Len, ErrArg)
+	typ, ok := fromWire(env.Type, env.Fingerprint)
+	if !ok || m == nil || env.Len < 0 {
+		return false, fmt.Errorf("comm: message of element type %d (fingerprint %08x), %d bytes: %w", env.Type, env.Fingerprint, env.Len, ErrArg)
 	}
-	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: Type(env.Type), remote: m, size: env.Len, rdv: env.Rendezvous}
+	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: typ, fp: env.Fingerprint, remote: m, size: env.Len, rdv: env.Rendezvous}
 	in := &w.eps[dst].inbox
 	rr, err := in.arrive(in.pairOf(src), &mm, nil)
 	switch {

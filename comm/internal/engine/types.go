@@ -28,13 +28,14 @@ type Status struct {
 }
 
 // Type is a message's element type, numbered as comm's Type constants
-// number them (Byte is 0); the engine reads only its size and name.
+// number them (Byte is 0), or a struct type registered in this process
+// (structs.go); the engine reads only its size and name.
 type Type uint8
 
 // Byte is the type of raw bytes, which a receive of any type accepts.
 const Byte Type = 0
 
-// NumTypes is the number of defined types.
+// NumTypes is the number of built-in types.
 const NumTypes = 16
 
 var typeNames = [NumTypes]string{"byte", "int8", "int16", "int32", "int64", "int",
@@ -47,6 +48,12 @@ func (t Type) String() string {
 	if t < NumTypes {
 		return typeNames[t]
 	}
+	if s := structOf(t); s != nil {
+		return s.String()
+	}
+	if t == unknownStruct {
+		return "a struct type of a layout unknown here"
+	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
 
@@ -55,6 +62,9 @@ func (t Type) String() string {
 func (t Type) Size() int {
 	if t < NumTypes {
 		return typeSizes[t]
+	}
+	if s := structOf(t); s != nil {
+		return s.size
 	}
 	return 1
 }
