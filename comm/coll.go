@@ -73,8 +73,9 @@ import (
 // its typed operators. An Op is called with slices of equal length that
 // hold whole elements and are aligned for the element type; where a long
 // vector is split (among ranks, or into blocks), the pieces start at
-// multiples of 64 bytes from its start, so an element of up to 64 bytes
-// (a divisor of 64) is never cut. An Op must not keep the slices. It may
+// multiples of 64 bytes from its start, or of the least multiple of 64
+// that holds whole elements of a struct type whose size does not divide
+// 64, so an element is never cut. An Op must not keep the slices. It may
 // be called from any goroutine of the communicator's ranks, and
 // concurrently with itself on disjoint slices.
 type Op func(inout, in []byte)

@@ -43,7 +43,7 @@ func (c *Comm) call(what string, sig collSig, op Op, local error) *collCall {
 	}
 	x := st.p2p
 	*x = collCall{c: c.coll(), t: sig.t, quiet: st.quiet}
-	x.Init(x, what, op, &collErrors)
+	x.Init(x, what, op, sig.t.Size(), &collErrors)
 	x.Fail(local)
 	if st.private && !st.agreed {
 		x.agreeOn(what, sig)
@@ -65,7 +65,7 @@ func (c *Comm) settle(x *collCall, what string) {
 // newCall returns a call on cc, a collective context.
 func (cc *Comm) newCall(what string, t Type, op Op, quiet bool) *collCall {
 	x := &collCall{c: cc, t: t, quiet: quiet}
-	x.Init(x, what, op, &collErrors)
+	x.Init(x, what, op, t.Size(), &collErrors)
 	return x
 }
 

@@ -118,12 +118,13 @@ func (c *Comm) reduceCombined(what string, kind collKind, send, recv []byte, t T
 // hands each reduced block to put.
 func (x *shmCall) reduceChunk(op Op, n int, into []byte, put func(lo, hi int, acc []byte)) {
 	lo, hi := x.chunk(n)
+	bl := x.blockLen()
 	var acc []byte
 	if into == nil {
-		acc = x.c.scratch(1, block)[0]
+		acc = x.c.scratch(1, bl)[0]
 	}
-	for b := lo; b < hi; b += block {
-		e := min(hi, b+block)
+	for b := lo; b < hi; b += bl {
+		e := min(hi, b+bl)
 		a := acc[:min(len(acc), e-b)]
 		if into != nil {
 			a = into[b:e]
@@ -169,9 +170,10 @@ func (c *Comm) scanShm(what string, send, recv []byte, t Type, op Op, exclusive 
 	}
 	// Direct: each rank walks its chunk through every rank's prefix.
 	lo, hi := x.chunk(len(send))
-	sc := c.scratch(2, block)
-	for b := lo; b < hi; b += block {
-		e := min(hi, b+block)
+	bl := x.blockLen()
+	sc := c.scratch(2, bl)
+	for b := lo; b < hi; b += bl {
+		e := min(hi, b+bl)
 		acc, next := sc[0][:e-b], sc[1][:e-b]
 		copy(acc, x.slots[0].a[b:e])
 		if !exclusive {
@@ -218,8 +220,8 @@ func (c *Comm) reduceScatterShm(send, recv []byte, t Type, op Op, local error) e
 	if inPlace && !rep {
 		out = c.scratch(1, k)[0] // others still read recv (= send) until the gate
 	}
-	for b := 0; b < k; b += block {
-		e := min(k, b+block)
+	for b, bl := 0, x.blockLen(); b < k; b += bl {
+		e := min(k, b+bl)
 		x.fold(out[b:e], op, c.size, lo+b, lo+e)
 	}
 	err = x.finish()

@@ -450,14 +450,22 @@ func (x *shmCall) sameLen(name string, ref int) error {
 
 // chunk returns the caller's part of an n-byte vector split among the
 // members at 64-byte boundaries (cache lines, so that no two ranks write
-// one line; and whole elements for every type).
+// one line), or at coll.Unit's multiple of 64 for a struct type whose
+// size does not divide 64 (whole elements for every type).
 func (x *shmCall) chunk(n int) (lo, hi int) {
-	r, size := x.c.rank, x.s.n
-	units := (n + 63) / 64
-	lo, hi = min(n, units*r/size*64), min(n, units*(r+1)/size*64)
+	r, size, u := x.c.rank, x.s.n, coll.Unit(x.me.t.Size())
+	units := (n + u - 1) / u
+	lo, hi = min(n, units*r/size*u), min(n, units*(r+1)/size*u)
 	return lo, hi
 }
 
 // block is the unit in which shared-memory reductions walk a chunk: the
 // accumulator stays in the first-level cache while the inputs stream by.
 const block = 8 << 10
+
+// blockLen returns the length of the blocks in which a reduction walks
+// a chunk: block, or less to hold whole elements (at least a unit).
+func (x *shmCall) blockLen() int {
+	u := coll.Unit(x.me.t.Size())
+	return max(u, block/u*u)
+}

@@ -37,8 +37,8 @@ func (x *Call) bcastFlat(buf []byte, root int) {
 func (x *Call) bcastTree(buf []byte, root int, alg Algorithm) {
 	n, me := x.size, x.rank
 	vr := (me - root + n) % n
-	off := splitAt(len(buf), n, 64) // blocks, by relative rank
-	span := n                       // relative ranks in my subtree: [vr, vr+span)
+	off := splitAt(len(buf), n, Unit(x.esz)) // blocks, by relative rank
+	span := n                                // relative ranks in my subtree: [vr, vr+span)
 	if vr != 0 {
 		span = vr & -vr
 		parent := (me - span + n) % n

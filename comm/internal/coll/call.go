@@ -38,6 +38,7 @@ type Call struct {
 	rank, size int
 	what       string
 	op         func(inout, in []byte)
+	esz        int // bytes per element (op's unit: a split never cuts one)
 	errs       *Errors
 	err        error
 	fatal      error
@@ -53,10 +54,10 @@ type pending struct {
 }
 
 // Init prepares x for one collective named what (for errors) through p,
-// reducing with op (nil for collectives that do not reduce), its errors
-// wrapping errs.
-func (x *Call) Init(p Peer, what string, op func(inout, in []byte), errs *Errors) {
-	*x = Call{p: p, rank: p.Rank(), size: p.Size(), what: what, op: op, errs: errs}
+// reducing with op (nil for collectives that do not reduce) elements of
+// esz bytes, its errors wrapping errs.
+func (x *Call) Init(p Peer, what string, op func(inout, in []byte), esz int, errs *Errors) {
+	*x = Call{p: p, rank: p.Rank(), size: p.Size(), what: what, op: op, esz: esz, errs: errs}
 }
 
 // OK reports whether x has neither failed nor stopped.
@@ -257,6 +258,22 @@ func (x *Call) reduceLower(dst, lower []byte) {
 // Same reports whether a and b are the same slice (in place, MPI_IN_PLACE).
 func Same(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
+}
+
+// Unit is the granule in which a reduction splits a vector of elements of
+// esz bytes among ranks or into blocks: 64 bytes (a cache line), or the
+// least multiple of 64 that is a multiple of esz too, so that no piece
+// cuts an element (esz divides 64 for every number type; a struct type's
+// may not).
+func Unit(esz int) int {
+	if esz <= 0 || 64%esz == 0 {
+		return 64
+	}
+	g, r := esz, 64 // gcd(esz, 64)
+	for r != 0 {
+		g, r = r, g%r
+	}
+	return esz / g * 64
 }
 
 // splitAt returns parts+1 offsets that cut n bytes into parts nearly equal

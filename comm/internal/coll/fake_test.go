@@ -163,7 +163,7 @@ func run(n int, op func(inout, in []byte), body func(x *Call)) []error {
 		go func() {
 			defer wg.Done()
 			var x Call
-			x.Init(&fakePeer{w, r}, "test", op, &fakeErrors)
+			x.Init(&fakePeer{w, r}, "test", op, 4, &fakeErrors)
 			body(&x)
 			errs[r] = x.Result()
 			done <- r

@@ -106,7 +106,7 @@ func (x *Call) rabenseifner(work, tmp []byte) {
 	pof2, rem := fold(x.size)
 	nr := x.foldIn(work, tmp, rem)
 	if nr >= 0 {
-		off := splitAt(len(work), pof2, 64)
+		off := splitAt(len(work), pof2, Unit(x.esz))
 		lo, hi := x.halving(work, tmp, off, nr, pof2, rem)
 		x.doubling(work, off, nr, pof2, rem, lo, hi)
 	}
@@ -243,7 +243,7 @@ func (x *Call) reduceRabenseifner(send, recv []byte, root int) {
 	copy(work, send)
 	pof2, rem := fold(x.size)
 	nr := x.foldIn(work, tmp, rem)
-	off := splitAt(len(work), pof2, 64)
+	off := splitAt(len(work), pof2, Unit(x.esz))
 	if nr >= 0 {
 		lo, hi := x.halving(work, tmp, off, nr, pof2, rem)
 		if me == root {
