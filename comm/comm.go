@@ -12,7 +12,7 @@ import (
 // *Comm value for the same communicator.
 //
 // The point-to-point methods here work on bytes tagged with an element
-// [Type]; package typed wraps them for slices of numbers.
+// [Type]; package typed wraps them for slices of numbers and structs.
 //
 // # Goroutines
 //

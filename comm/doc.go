@@ -2,9 +2,10 @@
 // the engine under them: the MPI matching rules and the protocols that move
 // bytes between ranks.
 //
-// Users mostly reach it through package typed (slices of numbers) and the
-// value methods here ([Comm.SendValue], [Comm.RecvValue]); the byte-level
-// methods ([Comm.Send], [Comm.Recv], …) take an element [Type] so that a
+// Users mostly reach it through package typed (slices of numbers and
+// structs) and the value methods here ([Comm.SendValue],
+// [Comm.RecvValue]); the byte-level methods ([Comm.Send], [Comm.Recv], …)
+// take an element [Type] ([TypeOf] makes one of a Go type) so that a
 // receiver can check what it gets.
 //
 // # Semantics

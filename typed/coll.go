@@ -253,11 +253,3 @@ func view[E any](b []byte) []E {
 	n := uintptr(len(b)) / unsafe.Sizeof(*new(E))
 	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
-
-// rawBytes sees s as its bytes, without copying.
-func rawBytes[E any](s []E) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(s[0]))
-}

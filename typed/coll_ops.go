@@ -114,16 +114,14 @@ func MinLoc[T Ordered](inout, in []Pair[T]) {
 	}
 }
 
-// The location reductions take slices of Pair[T], which is not a Number
-// and so has no Comm of its own; they are functions of c, the Comm of the
-// value type. Pairs travel as raw bytes (every Pair is 16 bytes, 8-byte
-// aligned: T is at most 8 bytes and Idx is an int), so the element type is
-// not checked against the other ranks'.
+// The location reductions are functions of c, the Comm of the value type,
+// that reduce slices of Pair[T] on the Comm of the pairs (Of[Pair[T]],
+// a struct element type: a Pair of another T fails with comm.ErrType).
 
 // ReduceLoc reduces pairs with op (MaxLoc, MinLoc or any associative
 // operator on pairs) into root's recv, as [Comm.Reduce].
 func ReduceLoc[T Ordered](c *Comm[T], send, recv []Pair[T], op Op[Pair[T]], root int) error {
-	return c.c.Reduce(rawBytes(send), rawBytes(recv), comm.Byte, byteOp(op), root)
+	return Of[Pair[T]](c.c).Reduce(send, recv, op, root)
 }
 
 // AllreduceLoc reduces pairs with op into every member's recv, as
@@ -133,5 +131,5 @@ func ReduceLoc[T Ordered](c *Comm[T], send, recv []Pair[T], op Op[Pair[T]], root
 //	var best [1]typed.Pair[float64]
 //	err := typed.AllreduceLoc(c, []typed.Pair[float64]{me}, best[:], typed.MaxLoc)
 func AllreduceLoc[T Ordered](c *Comm[T], send, recv []Pair[T], op Op[Pair[T]]) error {
-	return c.c.Allreduce(rawBytes(send), rawBytes(recv), comm.Byte, byteOp(op))
+	return Of[Pair[T]](c.c).Allreduce(send, recv, op)
 }

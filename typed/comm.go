@@ -10,8 +10,9 @@ import (
 	"golang.org/x/exp/constraints"
 )
 
-// Number is the set of element types a Comm carries: every Go integer,
-// float and complex type, named types over them included.
+// Number is the set of number element types: every Go integer, float and
+// complex type, named types over them included. The arithmetic reduction
+// operators ([Sum], [Prod]) take them; a [Comm] takes them and more.
 type Number interface {
 	constraints.Integer | constraints.Float | constraints.Complex
 }
@@ -19,14 +20,28 @@ type Number interface {
 // Comm sends and receives slices of T over a communicator. Slices travel as
 // their memory: at most one copy between the sender's slice and the
 // receiver's, none with SendOwned/RecvOwned, and no per-element conversion.
-// Messages carry their element type: receiving into another numeric type
-// fails with [comm.ErrType], receiving as bytes ([Of][byte]) always works.
+//
+// T is any fixed-size type without pointers: a [Number], or a struct,
+// array or bool made of numbers, bools and such structs and arrays, as
+// MPI's derived datatypes describe them (a particle's coordinates and id,
+// a [3]float32, a [Pair]); [Of] panics on any other. Go's constraints
+// cannot say "without pointers", so this is checked at run time, once per
+// type: see [comm.TypeOf] for the rules and for how a struct type is
+// identified (by its memory layout, not its name: two Go types of one
+// layout are interchangeable, and the layout must be the same, padding
+// included, in every process: one architecture for the whole job).
+//
+// Messages carry their element type: receiving into another element type
+// fails with [comm.ErrType] (a struct type differs from every number
+// type, and from every struct type of another layout), receiving as bytes
+// ([Of][byte]) always works. The reductions take any [Op] of T; the
+// arithmetic operators are for numbers only.
 //
 // A Comm is small; make one per element type with [Of], and use it through
 // the pointer Of returns (it must not be copied after first use). Like the
 // communicator under it, it may be used by several goroutines of its rank
 // at once, collectives aside (see [comm.Comm]).
-type Comm[T Number] struct {
+type Comm[T any] struct {
 	c    *comm.Comm
 	t    comm.Type
 	size int // bytes per element
@@ -41,14 +56,20 @@ type Comm[T Number] struct {
 }
 
 // cachedOp is an Op and the comm.Op made of it.
-type cachedOp[T Number] struct {
+type cachedOp[T any] struct {
 	op Op[T] // keeps the func value alive, so its word is not reused
 	b  comm.Op
 }
 
-// Of returns the typed view of c for elements of type T.
-func Of[T Number](c *comm.Comm) *Comm[T] {
-	t := typeOf[T]()
+// Of returns the typed view of c for elements of type T. It panics when T
+// cannot be an element type (see [Comm]), with an error that wraps
+// [comm.ErrType] and names T and what rules it out; [comm.TypeOf] makes
+// the same check without panicking.
+func Of[T any](c *comm.Comm) *Comm[T] {
+	t, err := comm.TypeOf(reflect.TypeFor[T]())
+	if err != nil {
+		panic(fmt.Errorf("typed: Of: %w", err))
+	}
 	return &Comm[T]{c: c, t: t, size: int(unsafe.Sizeof(*new(T)))}
 }
 
@@ -64,44 +85,8 @@ func (c *Comm[T]) Size() int { return c.c.Size() }
 // Type returns the element type code messages of T carry.
 func (c *Comm[T]) Type() comm.Type { return c.t }
 
-func typeOf[T Number]() comm.Type {
-	switch reflect.TypeFor[T]().Kind() {
-	case reflect.Uint8:
-		return comm.Byte
-	case reflect.Int8:
-		return comm.Int8
-	case reflect.Int16:
-		return comm.Int16
-	case reflect.Int32:
-		return comm.Int32
-	case reflect.Int64:
-		return comm.Int64
-	case reflect.Int:
-		return comm.Int
-	case reflect.Uint16:
-		return comm.Uint16
-	case reflect.Uint32:
-		return comm.Uint32
-	case reflect.Uint64:
-		return comm.Uint64
-	case reflect.Uint:
-		return comm.Uint
-	case reflect.Uintptr:
-		return comm.Uintptr
-	case reflect.Float32:
-		return comm.Float32
-	case reflect.Float64:
-		return comm.Float64
-	case reflect.Complex64:
-		return comm.Complex64
-	case reflect.Complex128:
-		return comm.Complex128
-	}
-	panic(fmt.Sprintf("typed: unsupported element type %v", reflect.TypeFor[T]()))
-}
-
 // bytesOf views s as its bytes (no copy).
-func bytesOf[T Number](s []T) []byte {
+func bytesOf[T any](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
@@ -111,7 +96,7 @@ func bytesOf[T Number](s []T) []byte {
 // sliceOf views b as elements of T (no copy). b's length must be a multiple
 // of the element size, and b must be aligned for T (memory from a []T, or
 // from mpgo's pooled storage, is).
-func sliceOf[T Number](b []byte) ([]T, error) {
+func sliceOf[T any](b []byte) ([]T, error) {
 	var zero T
 	sz := int(unsafe.Sizeof(zero))
 	if len(b)%sz != 0 {

@@ -330,7 +330,7 @@ func (l *Layout) contiguousRun() (off, n int, ok bool) {
 // (the first len(dst) of them). src must be at least l.Extent() long, else
 // Pack fails with an error wrapping [comm.ErrArg] and copies nothing.
 // Consecutive elements are copied a run at a time.
-func Pack[T Number](dst, src []T, l Layout) (int, error) {
+func Pack[T any](dst, src []T, l Layout) (int, error) {
 	if len(src) < l.extent {
 		return 0, fmt.Errorf("typed: pack: %d elements, layout extent %d: %w", len(src), l.extent, comm.ErrArg)
 	}
@@ -344,7 +344,7 @@ func Pack[T Number](dst, src []T, l Layout) (int, error) {
 // that is fewer. dst must be at least l.Extent() long, and l must not
 // select an element twice, else Unpack fails with an error wrapping
 // [comm.ErrArg] and copies nothing.
-func Unpack[T Number](dst, packed []T, l Layout) (int, error) {
+func Unpack[T any](dst, packed []T, l Layout) (int, error) {
 	if err := l.checkRecv(len(dst)); err != nil {
 		return 0, fmt.Errorf("typed: unpack: %w", err)
 	}

@@ -186,7 +186,7 @@ type layoutOps interface {
 	take(k *layoutSink, data []byte, from comm.Remote, n int) error
 }
 
-type elemOps[T Number] struct{}
+type elemOps[T any] struct{}
 
 func (elemOps[T]) gather(s *layoutSource, dst []byte) { gatherSource[T](s, dst) }
 
@@ -197,7 +197,7 @@ func (elemOps[T]) take(k *layoutSink, data []byte, from comm.Remote, n int) erro
 var sources = sync.Pool{New: func() any { return new(layoutSource) }}
 
 // newSource returns a pooled source for buf (checked against l).
-func newSource[T Number](buf []T, l *Layout, t comm.Type) *layoutSource {
+func newSource[T any](buf []T, l *Layout, t comm.Type) *layoutSource {
 	s := sources.Get().(*layoutSource)
 	s.elems, s.t, s.l, s.ops = unsafe.Pointer(unsafe.SliceData(buf)), t, *l, elemOps[T]{}
 	return s
@@ -219,7 +219,7 @@ func (s *layoutSource) Pull(dst []byte) error {
 }
 
 // gatherSource packs s's elements into dst, of exactly their size.
-func gatherSource[T Number](s *layoutSource, dst []byte) {
+func gatherSource[T any](s *layoutSource, dst []byte) {
 	src := unsafe.Slice((*T)(s.elems), s.l.extent)
 	if aligned[T](dst) {
 		walk(elemsOf[T](dst, s.l.count), src, &s.l, true)
@@ -246,7 +246,7 @@ type layoutSink struct {
 var sinks = sync.Pool{New: func() any { return new(layoutSink) }}
 
 // newSink returns a pooled sink for buf (checked against l).
-func newSink[T Number](buf []T, l *Layout, t comm.Type) *layoutSink {
+func newSink[T any](buf []T, l *Layout, t comm.Type) *layoutSink {
 	k := sinks.Get().(*layoutSink)
 	k.elems, k.t, k.size, k.l, k.ops = unsafe.Pointer(unsafe.SliceData(buf)), t, int(unsafe.Sizeof(buf[0])), *l, elemOps[T]{}
 	return k
@@ -269,7 +269,7 @@ func (k *layoutSink) Take(data []byte, from comm.Remote, n int) error {
 // takeSink stores a payload of n bytes in k's places: straight from a
 // local sender's layout when from is a layoutSource of the same element
 // type (one pass), otherwise from bytes (data, or pulled from from).
-func takeSink[T Number](k *layoutSink, data []byte, from comm.Remote, n int) error {
+func takeSink[T any](k *layoutSink, data []byte, from comm.Remote, n int) error {
 	dst := unsafe.Slice((*T)(k.elems), k.l.extent)
 	count := n / k.size
 	if s, ok := from.(*layoutSource); ok && s.t == k.t {
@@ -295,7 +295,7 @@ func takeSink[T Number](k *layoutSink, data []byte, from comm.Remote, n int) err
 }
 
 // aligned reports whether b may be viewed as elements of T.
-func aligned[T Number](b []byte) bool {
+func aligned[T any](b []byte) bool {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(*new(T)) == 0
 }
 
@@ -308,7 +308,7 @@ func rankName(r int) string {
 
 // elemsOf views the first n elements' worth of p, 8-byte aligned storage
 // (from getPacked, or checked with aligned), as []T.
-func elemsOf[T Number](p []byte, n int) []T {
+func elemsOf[T any](p []byte, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(p))), n)
 }
 

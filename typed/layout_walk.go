@@ -12,7 +12,7 @@ import "slices"
 //
 // Whole patterns are moved by a loop over the innermost dimension with no
 // per-element checks; the last, partial pattern, if any, by walkPart.
-func walk[T Number](packed, strided []T, l *Layout, gather bool) {
+func walk[T any](packed, strided []T, l *Layout, gather bool) {
 	total := len(packed)
 	if total == 0 {
 		return
@@ -58,7 +58,7 @@ func walk[T Number](packed, strided []T, l *Layout, gather bool) {
 // packed from k, and returns the next k. Runs are copied with copy(); a run
 // of one element (a column) is assigned, which costs a fraction of a call
 // into memmove.
-func gatherRuns[T Number](packed, strided []T, r run, base, stride, m, k int) int {
+func gatherRuns[T any](packed, strided []T, r run, base, stride, m, k int) int {
 	b := base + r.off
 	if r.n == 1 {
 		for range m {
@@ -77,7 +77,7 @@ func gatherRuns[T Number](packed, strided []T, r run, base, stride, m, k int) in
 }
 
 // scatterRuns is gatherRuns the other way.
-func scatterRuns[T Number](packed, strided []T, r run, base, stride, m, k int) int {
+func scatterRuns[T any](packed, strided []T, r run, base, stride, m, k int) int {
 	b := base + r.off
 	if r.n == 1 {
 		for range m {
@@ -97,7 +97,7 @@ func scatterRuns[T Number](packed, strided []T, r run, base, stride, m, k int) i
 
 // gatherPatterns packs m whole patterns of runs, stride apart from base,
 // into packed from k, and returns the next k.
-func gatherPatterns[T Number](packed, strided []T, runs []run, base, stride, m, k int) int {
+func gatherPatterns[T any](packed, strided []T, runs []run, base, stride, m, k int) int {
 	for range m {
 		for _, r := range runs {
 			moveRun(packed[k:k+r.n], strided[base+r.off:base+r.off+r.n])
@@ -113,7 +113,7 @@ func gatherPatterns[T Number](packed, strided []T, runs []run, base, stride, m, 
 // in it keeps its variables in registers; with copy() in it (even on a path
 // not taken) the compiler spills them around the call, which costs more
 // than the moves of a short run.
-func gatherShort[T Number](packed, strided []T, runs []run, base, stride, m, k int) int {
+func gatherShort[T any](packed, strided []T, runs []run, base, stride, m, k int) int {
 	for range m {
 		for _, r := range runs {
 			d := packed[k : k+r.n]
@@ -129,7 +129,7 @@ func gatherShort[T Number](packed, strided []T, runs []run, base, stride, m, k i
 }
 
 // scatterShort is gatherShort the other way.
-func scatterShort[T Number](packed, strided []T, runs []run, base, stride, m, k int) int {
+func scatterShort[T any](packed, strided []T, runs []run, base, stride, m, k int) int {
 	for range m {
 		for _, r := range runs {
 			d := strided[base+r.off : base+r.off+r.n]
@@ -145,7 +145,7 @@ func scatterShort[T Number](packed, strided []T, runs []run, base, stride, m, k 
 }
 
 // scatterPatterns is gatherPatterns the other way.
-func scatterPatterns[T Number](packed, strided []T, runs []run, base, stride, m, k int) int {
+func scatterPatterns[T any](packed, strided []T, runs []run, base, stride, m, k int) int {
 	for range m {
 		for _, r := range runs {
 			moveRun(strided[base+r.off:base+r.off+r.n], packed[k:k+r.n])
@@ -158,7 +158,7 @@ func scatterPatterns[T Number](packed, strided []T, runs []run, base, stride, m,
 
 // walkPart moves len(packed) elements, at most one pattern's worth, of the
 // pattern runs at base.
-func walkPart[T Number](packed, strided []T, runs []run, base int, gather bool) {
+func walkPart[T any](packed, strided []T, runs []run, base int, gather bool) {
 	k := 0
 	for _, r := range runs {
 		n := min(r.n, len(packed)-k)
@@ -181,7 +181,7 @@ func walkPart[T Number](packed, strided []T, runs []run, base int, gather bool) 
 // copy(), whose call into memmove costs about as much as moving a few
 // elements by hand. (Fixed-size array assignments do not help: the
 // compiler turns those above 16 bytes into memmove calls too.)
-func moveRun[T Number](dst, src []T) {
+func moveRun[T any](dst, src []T) {
 	if len(src) > shortRun {
 		copy(dst, src)
 		return
@@ -205,7 +205,7 @@ const shortRun = 8
 // Two layouts of the same shape (the usual case: both ranks use one
 // datatype) move run by run at the same offsets; others advance a cursor
 // on each side and move the overlap of the current runs.
-func transfer[T Number](dst []T, dl *Layout, src []T, sl *Layout, n int) {
+func transfer[T any](dst []T, dl *Layout, src []T, sl *Layout, n int) {
 	if n == 0 {
 		return
 	}
@@ -245,7 +245,7 @@ func sameShape(a, b *Layout) bool {
 
 // walkSame moves the first n elements of layout l from src to the same
 // places in dst; it is walk with a strided slice on both sides.
-func walkSame[T Number](dst, src []T, l *Layout, n int) {
+func walkSame[T any](dst, src []T, l *Layout, n int) {
 	patterns, rest := n/l.per, n%l.per
 	base := l.origin
 	if len(l.dims) == 0 {
@@ -276,7 +276,7 @@ func walkSame[T Number](dst, src []T, l *Layout, n int) {
 
 // moveSamePatterns moves m whole patterns of runs, stride apart from base,
 // from src to the same places in dst.
-func moveSamePatterns[T Number](dst, src []T, runs []run, base, stride, m int) {
+func moveSamePatterns[T any](dst, src []T, runs []run, base, stride, m int) {
 	for range m {
 		for _, r := range runs {
 			o := base + r.off
@@ -288,7 +288,7 @@ func moveSamePatterns[T Number](dst, src []T, runs []run, base, stride, m int) {
 
 // moveSameShort is moveSamePatterns for patterns of short runs, element by
 // element (see gatherShort).
-func moveSameShort[T Number](dst, src []T, runs []run, base, stride, m int) {
+func moveSameShort[T any](dst, src []T, runs []run, base, stride, m int) {
 	for range m {
 		for _, r := range runs {
 			o := base + r.off
@@ -303,7 +303,7 @@ func moveSameShort[T Number](dst, src []T, runs []run, base, stride, m int) {
 
 // moveSamePart moves the first n elements, at most one pattern's worth, of
 // the pattern runs at base from src to dst.
-func moveSamePart[T Number](dst, src []T, runs []run, base, n int) {
+func moveSamePart[T any](dst, src []T, runs []run, base, n int) {
 	for _, r := range runs {
 		k := min(r.n, n)
 		if k == 0 {

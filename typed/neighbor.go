@@ -29,7 +29,7 @@ import (
 // must hold exactly len(send) elements per in-neighbor ([comm.ErrArg]
 // otherwise); a neighbor's block of another length fails with
 // [comm.ErrTruncate] (longer) or comm.ErrArg (shorter).
-func NeighborAllgather[T Number](t comm.Topology, send, recv []T) error {
+func NeighborAllgather[T any](t comm.Topology, send, recv []T) error {
 	return planAllgather(t, send, recv).run()
 }
 
@@ -39,7 +39,7 @@ func NeighborAllgather[T Number](t comm.Topology, send, recv []T) error {
 // k per in-neighbor ([comm.ErrArg] otherwise); a neighbor's block of
 // another length fails with [comm.ErrTruncate] (longer) or comm.ErrArg
 // (shorter).
-func NeighborAlltoall[T Number](t comm.Topology, send, recv []T) error {
+func NeighborAlltoall[T any](t comm.Topology, send, recv []T) error {
 	return planAlltoall(t, send, recv).run()
 }
 
@@ -50,7 +50,7 @@ func NeighborAlltoall[T Number](t comm.Topology, send, recv []T) error {
 // its count fails with [comm.ErrTruncate] (longer) or [comm.ErrArg]
 // (shorter); counts and displacements that do not fit recv fail with
 // comm.ErrArg.
-func NeighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) error {
+func NeighborAllgatherv[T any](t comm.Topology, send, recv []T, counts, displs []int) error {
 	return planAllgatherv(t, send, recv, counts, displs).run()
 }
 
@@ -59,7 +59,7 @@ func NeighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displ
 // sdispls[i], goes to out-neighbor i, and block j of recv, rcounts[j]
 // elements at rdispls[j], comes from in-neighbor j (displacements nil:
 // packed in order). Lengths are checked as in NeighborAllgatherv.
-func NeighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+func NeighborAlltoallv[T any](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
 	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).run()
 }
 
@@ -74,22 +74,22 @@ func NeighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []i
 // operation until the request completes.
 
 // IneighborAllgather starts a NeighborAllgather.
-func IneighborAllgather[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+func IneighborAllgather[T any](t comm.Topology, send, recv []T) (*comm.Request, error) {
 	return planAllgather(t, send, recv).start()
 }
 
 // IneighborAlltoall starts a NeighborAlltoall.
-func IneighborAlltoall[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+func IneighborAlltoall[T any](t comm.Topology, send, recv []T) (*comm.Request, error) {
 	return planAlltoall(t, send, recv).start()
 }
 
 // IneighborAllgatherv starts a NeighborAllgatherv.
-func IneighborAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) (*comm.Request, error) {
+func IneighborAllgatherv[T any](t comm.Topology, send, recv []T, counts, displs []int) (*comm.Request, error) {
 	return planAllgatherv(t, send, recv, counts, displs).start()
 }
 
 // IneighborAlltoallv starts a NeighborAlltoallv.
-func IneighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
+func IneighborAlltoallv[T any](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
 	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).start()
 }
 
@@ -100,28 +100,28 @@ func IneighborAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []
 // each start exchanges empty blocks and fails, as above).
 
 // NeighborAllgatherInit plans a persistent NeighborAllgather.
-func NeighborAllgatherInit[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+func NeighborAllgatherInit[T any](t comm.Topology, send, recv []T) (*comm.Request, error) {
 	return planAllgather(t, send, recv).init()
 }
 
 // NeighborAlltoallInit plans a persistent NeighborAlltoall.
-func NeighborAlltoallInit[T Number](t comm.Topology, send, recv []T) (*comm.Request, error) {
+func NeighborAlltoallInit[T any](t comm.Topology, send, recv []T) (*comm.Request, error) {
 	return planAlltoall(t, send, recv).init()
 }
 
 // NeighborAllgathervInit plans a persistent NeighborAllgatherv.
-func NeighborAllgathervInit[T Number](t comm.Topology, send, recv []T, counts, displs []int) (*comm.Request, error) {
+func NeighborAllgathervInit[T any](t comm.Topology, send, recv []T, counts, displs []int) (*comm.Request, error) {
 	return planAllgatherv(t, send, recv, counts, displs).init()
 }
 
 // NeighborAlltoallvInit plans a persistent NeighborAlltoallv.
-func NeighborAlltoallvInit[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
+func NeighborAlltoallvInit[T any](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*comm.Request, error) {
 	return planAlltoallv(t, send, scounts, sdispls, recv, rcounts, rdispls).init()
 }
 
 // neighborPlan is a neighbourhood collective with its arguments checked:
 // what moves where, or why it cannot.
-type neighborPlan[T Number] struct {
+type neighborPlan[T any] struct {
 	what           string
 	err            error
 	nc             *comm.Comm
@@ -187,7 +187,7 @@ func (p *neighborPlan[T]) private(what string) (*neighborPlan[T], error) {
 }
 
 // neighborhood returns the plan's topology part, or a plan that fails.
-func neighborhood[T Number](what string, t comm.Topology) *neighborPlan[T] {
+func neighborhood[T any](what string, t comm.Topology) *neighborPlan[T] {
 	p := &neighborPlan[T]{what: what}
 	if t == nil {
 		p.err = fmt.Errorf("typed: %s on a nil topology: %w", what, comm.ErrArg)
@@ -202,7 +202,7 @@ func neighborhood[T Number](what string, t comm.Topology) *neighborPlan[T] {
 	return p
 }
 
-func planAllgather[T Number](t comm.Topology, send, recv []T) *neighborPlan[T] {
+func planAllgather[T any](t comm.Topology, send, recv []T) *neighborPlan[T] {
 	p := neighborhood[T]("neighbor allgather", t)
 	if p.err != nil {
 		return p
@@ -217,7 +217,7 @@ func planAllgather[T Number](t comm.Topology, send, recv []T) *neighborPlan[T] {
 	return p
 }
 
-func planAlltoall[T Number](t comm.Topology, send, recv []T) *neighborPlan[T] {
+func planAlltoall[T any](t comm.Topology, send, recv []T) *neighborPlan[T] {
 	p := neighborhood[T]("neighbor alltoall", t)
 	if p.err != nil {
 		return p
@@ -238,7 +238,7 @@ func planAlltoall[T Number](t comm.Topology, send, recv []T) *neighborPlan[T] {
 	return p
 }
 
-func planAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []int) *neighborPlan[T] {
+func planAllgatherv[T any](t comm.Topology, send, recv []T, counts, displs []int) *neighborPlan[T] {
 	p := neighborhood[T]("neighbor allgatherv", t)
 	if p.err != nil {
 		return p
@@ -252,7 +252,7 @@ func planAllgatherv[T Number](t comm.Topology, send, recv []T, counts, displs []
 	return p
 }
 
-func planAlltoallv[T Number](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) *neighborPlan[T] {
+func planAlltoallv[T any](t comm.Topology, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) *neighborPlan[T] {
 	p := neighborhood[T]("neighbor alltoallv", t)
 	if p.err != nil {
 		return p
@@ -305,7 +305,7 @@ func vblocks[T any](buf []T, counts, displs []int, n int) (func(int) []T, error)
 // operation, the receives already posted are cancelled, and everything
 // started is waited for before returning, so no request outlives the
 // call.
-func exchange[T Number](c *Comm[T], in, out []comm.Neighbor, recvAt, sendAt func(int) []T) error {
+func exchange[T any](c *Comm[T], in, out []comm.Neighbor, recvAt, sendAt func(int) []T) error {
 	recvs := make([]*comm.Request, 0, len(in))
 	want := make([]int, 0, len(in))
 	sends := make([]*comm.Request, 0, len(out))
