@@ -19,7 +19,7 @@
 //     never materialized anywhere;
 //  4. sends each particle to the rank whose segment holds its key: an
 //     Alltoall of the counts, then an Alltoallv of the variable-length
-//     particle lists (8 float64 each: position, velocity, mass, id);
+//     particle lists (a struct element type: position, velocity, mass, id);
 //  5. gathers every particle's position and mass (Allgatherv), computes
 //     its particles' accelerations and potentials against all of them, and
 //     kicks the velocities by the second half step;

@@ -11,8 +11,8 @@ import (
 )
 
 // particle is one body. Only position, velocity, mass and id travel when
-// it migrates (packedLen float64s); the acceleration and potential are
-// recomputed where it lands, and the key from its position.
+// it migrates (a migrant); the acceleration and potential are recomputed
+// where it lands, and the key from its position.
 type particle struct {
 	pos, vel, acc [3]float64
 	mass, pot     float64
@@ -20,7 +20,13 @@ type particle struct {
 	key           uint64 // Peano–Hilbert key in the current bounding box
 }
 
-const packedLen = 8 // x y z vx vy vz m id
+// migrant is what travels of a particle that changes rank: a struct
+// element type, sent as it is in memory (typed.Of[migrant]).
+type migrant struct {
+	pos, vel [3]float64
+	mass     float64
+	id       int64
+}
 
 // gatheredLen is the float64s per particle in the gathered positions: x y z m.
 const gatheredLen = 4
@@ -34,6 +40,7 @@ const maxKey = uint64(1) << (3 * keyBits)
 type sim struct {
 	f    *typed.Comm[float64]
 	ints *typed.Comm[int]
+	migr *typed.Comm[migrant]
 	rank int
 	p    int
 	n    int
@@ -46,7 +53,7 @@ type sim struct {
 	lo, hi             []uint64 // bisection brackets per splitter
 	below, belowAll    []int    // keys below the candidates: here, everywhere
 	target             []int
-	sendBuf, recvBuf   []float64
+	sendBuf, recvBuf   []migrant
 	scounts, sdispls   []int
 	rcounts, rdispls   []int
 	migrated           int64
@@ -67,6 +74,7 @@ func newSim(world *comm.Comm, cfg config) *sim {
 	s := &sim{
 		f:        typed.Of[float64](world),
 		ints:     typed.Of[int](world),
+		migr:     typed.Of[migrant](world),
 		rank:     world.Rank(),
 		p:        p,
 		n:        cfg.n,
@@ -315,13 +323,13 @@ func (s *sim) findSplitters() error {
 }
 
 // migrate sends every particle to the rank whose segment holds its key:
-// an Alltoall of counts, then an Alltoallv of the packed particles. The
+// an Alltoall of counts, then an Alltoallv of the migrants. The
 // particles must be sorted by key, so that each rank's share is one run.
 func (s *sim) migrate() error {
 	total := 0
 	for r := range s.p {
 		from, to := s.countBelow(s.split[r]), s.countBelow(s.split[r+1])
-		s.scounts[r], s.sdispls[r] = (to-from)*packedLen, from*packedLen
+		s.scounts[r], s.sdispls[r] = to-from, from
 		if r != s.rank {
 			s.migrated += int64(to - from)
 		}
@@ -330,12 +338,10 @@ func (s *sim) migrate() error {
 	if total != len(s.parts) {
 		panic("nbody: particles outside every segment") // the segments cover every key
 	}
-	s.sendBuf = grow(s.sendBuf, len(s.parts)*packedLen)
+	s.sendBuf = grow(s.sendBuf, len(s.parts))
 	for i := range s.parts {
-		b, q := &s.parts[i], s.sendBuf[i*packedLen:(i+1)*packedLen]
-		q[0], q[1], q[2] = b.pos[0], b.pos[1], b.pos[2]
-		q[3], q[4], q[5] = b.vel[0], b.vel[1], b.vel[2]
-		q[6], q[7] = b.mass, float64(b.id)
+		b := &s.parts[i]
+		s.sendBuf[i] = migrant{pos: b.pos, vel: b.vel, mass: b.mass, id: b.id}
 	}
 	if err := s.ints.Alltoall(s.scounts, s.rcounts); err != nil {
 		return err
@@ -345,18 +351,12 @@ func (s *sim) migrate() error {
 		s.rdispls[r], in = in, in+c
 	}
 	s.recvBuf = grow(s.recvBuf, in)
-	if err := s.f.Alltoallv(s.sendBuf, s.scounts, s.sdispls, s.recvBuf, s.rcounts, s.rdispls); err != nil {
+	if err := s.migr.Alltoallv(s.sendBuf, s.scounts, s.sdispls, s.recvBuf, s.rcounts, s.rdispls); err != nil {
 		return err
 	}
-	s.parts = grow(s.parts, in/packedLen)
-	for i := range s.parts {
-		q := s.recvBuf[i*packedLen : (i+1)*packedLen]
-		s.parts[i] = particle{
-			pos:  [3]float64{q[0], q[1], q[2]},
-			vel:  [3]float64{q[3], q[4], q[5]},
-			mass: q[6],
-			id:   int64(q[7]),
-		}
+	s.parts = grow(s.parts, in)
+	for i, q := range s.recvBuf {
+		s.parts[i] = particle{pos: q.pos, vel: q.vel, mass: q.mass, id: q.id}
 	}
 	return nil
 }
