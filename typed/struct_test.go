@@ -172,6 +172,16 @@ func invoke(f form, b func() error, i, p func() (*comm.Request, error)) error {
 	return b()
 }
 
+// sallv is rank i's counts[i] elements at displs[i] of total, the rest
+// sfill's, for every rank i: what a gatherv collects.
+func sallv[T structElem](counts, displs []int, total, salt int) []T {
+	v := sfill[T](total)
+	for i, k := range counts {
+		copy(v[displs[i]:], sref[T](i, k, salt))
+	}
+	return v
+}
+
 // vcounts is rank i's count in the v-collectives' tests of cnt elements.
 func vcounts(n, cnt int) (counts, displs []int, total int) {
 	counts, displs = make([]int, n), make([]int, n)
@@ -241,11 +251,7 @@ func structGather[T structElem](w *comm.Comm, f form) error {
 			return err
 		}
 		if me == root {
-			want := sfill[T](total)
-			for i := range n {
-				copy(want[displs[i]:], sref[T](i, counts[i], 3))
-			}
-			if err := checkEq(fmt.Sprint("gatherv of ", cnt), recv, want); err != nil {
+			if err := checkEq(fmt.Sprint("gatherv of ", cnt), recv, sallv[T](counts, displs, total, 3)); err != nil {
 				return err
 			}
 		}
@@ -309,11 +315,7 @@ func structAllgather[T structElem](w *comm.Comm, f form) error {
 		if err != nil {
 			return err
 		}
-		want := sfill[T](total)
-		for i := range n {
-			copy(want[displs[i]:], sref[T](i, counts[i], 7))
-		}
-		if err := checkEq(fmt.Sprint("allgatherv of ", cnt), recv, want); err != nil {
+		if err := checkEq(fmt.Sprint("allgatherv of ", cnt), recv, sallv[T](counts, displs, total, 7)); err != nil {
 			return err
 		}
 	}
