@@ -31,8 +31,11 @@ import (
 //
 // Any other type — one with pointers, strings, slices, maps, interfaces,
 // channels or funcs anywhere in it, or of size zero — fails with an error
-// wrapping [ErrType] that names it and what rules it out. The result is
-// computed once per type; TypeOf is safe for concurrent use.
+// wrapping [ErrType] that names it and what rules it out; so does a
+// layout beyond the 238 distinct ones a process can use, or one whose
+// fingerprint another layout the process uses has already (a chance of
+// about 1 in 2³² for a pair of layouts). The result is computed once per
+// type; TypeOf is safe for concurrent use.
 func TypeOf(t reflect.Type) (Type, error) {
 	if t == nil {
 		return 0, fmt.Errorf("comm: TypeOf(nil): %w", ErrArg)

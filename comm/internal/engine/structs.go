@@ -47,8 +47,8 @@ const (
 	unknownStruct Type = 255
 )
 
-// MaxStructs is the number of struct shapes one process can register.
-const MaxStructs = int(unknownStruct - firstStruct)
+// maxStructs is the number of struct shapes one process can register.
+const maxStructs = int(unknownStruct - firstStruct)
 
 // structType is one registered shape.
 type structType struct {
@@ -72,8 +72,8 @@ type structTable struct {
 // structs is the process's table of struct types.
 var structs structTable
 
-// Fingerprint hashes a shape: FNV-1a, 32 bits.
-func Fingerprint(shape string) uint32 {
+// fingerprint hashes a shape: FNV-1a, 32 bits.
+func fingerprint(shape string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(shape))
 	return h.Sum32()
@@ -83,13 +83,13 @@ func Fingerprint(shape string) uint32 {
 // shape and size in bytes (at least 1), registering it under name (the Go
 // type's name, for errors) on first use. It fails with an error wrapping
 // ErrType when another shape has the same fingerprint, or when the
-// process registered MaxStructs shapes already. Safe for concurrent use.
+// process registered maxStructs shapes already. Safe for concurrent use.
 func RegisterStruct(shape string, size int, name string) (Type, error) {
 	return structs.register(shape, size, name)
 }
 
 func (st *structTable) register(shape string, size int, name string) (Type, error) {
-	fp := Fingerprint(shape)
+	fp := fingerprint(shape)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if v, ok := st.byFP.Load(fp); ok {
@@ -107,7 +107,7 @@ func (st *structTable) register(shape string, size int, name string) (Type, erro
 	}
 	t := max(st.next, firstStruct)
 	if t == unknownStruct {
-		return 0, fmt.Errorf("comm: element type %s: more than %d struct layouts in one process: %w", name, MaxStructs, ErrType)
+		return 0, fmt.Errorf("comm: element type %s: more than %d struct layouts in one process: %w", name, maxStructs, ErrType)
 	}
 	st.next = t + 1
 	st.table[t].Store(&structType{fp: fp, size: size, shape: shape, names: []string{name}})

@@ -29,7 +29,7 @@ func TestStructTableCodes(t *testing.T) {
 	if err != nil || b != a+1 {
 		t.Fatalf("second shape: %v %v, want %d", b, err, a+1)
 	}
-	if s := st.table[b].Load(); s.size != 12 || s.fp != Fingerprint("shape b") {
+	if s := st.table[b].Load(); s.size != 12 || s.fp != fingerprint("shape b") {
 		t.Errorf("entry %+v", s)
 	}
 }
@@ -37,7 +37,7 @@ func TestStructTableCodes(t *testing.T) {
 // Two shapes of one fingerprint (FNV-1a of these two strings collides)
 // cannot be told apart on the wire: the second is refused.
 func TestStructTableCollision(t *testing.T) {
-	if Fingerprint("shape-9758") != Fingerprint("shape-47484") {
+	if fingerprint("shape-9758") != fingerprint("shape-47484") {
 		t.Fatal("the test's shapes do not collide")
 	}
 	var st structTable
@@ -50,16 +50,19 @@ func TestStructTableCollision(t *testing.T) {
 	}
 }
 
-// The table holds MaxStructs shapes; the next fails with ErrType.
+// The table holds maxStructs shapes; the next fails with ErrType.
 func TestStructTableFull(t *testing.T) {
+	if maxStructs != 238 {
+		t.Errorf("%d struct layouts a process; comm.TypeOf's documentation says 238", maxStructs)
+	}
 	var st structTable
-	for i := range MaxStructs {
+	for i := range maxStructs {
 		if _, err := st.register(fmt.Sprint("shape ", i), 8, "pkg.t"); err != nil {
 			t.Fatalf("shape %d: %v", i, err)
 		}
 	}
 	if _, err := st.register("one more", 8, "pkg.u"); !errors.Is(err, ErrType) {
-		t.Errorf("shape %d: %v, want ErrType", MaxStructs+1, err)
+		t.Errorf("shape %d: %v, want ErrType", maxStructs+1, err)
 	}
 }
 
@@ -76,7 +79,7 @@ func TestStructWire(t *testing.T) {
 		t.Errorf("registered %d: struct %v, size %d, name %q", typ, typ.IsStruct(), typ.Size(), typ)
 	}
 	code, fp := typ.wire()
-	if Type(code) != StructWire || fp != Fingerprint("engine test shape") {
+	if Type(code) != StructWire || fp != fingerprint("engine test shape") {
 		t.Errorf("wire (%d, %08x)", code, fp)
 	}
 	for _, c := range []struct {
