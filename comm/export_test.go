@@ -1,6 +1,10 @@
 package comm
 
-import "github.com/mpgo/mpgo/comm/internal/engine"
+import (
+	"reflect"
+
+	"github.com/mpgo/mpgo/comm/internal/engine"
+)
 
 // ShareLimit is the smallest message whose copy into a receive goroutine
 // ranks share between two goroutines (comm/internal/engine/copyin.go).
@@ -10,3 +14,13 @@ const ShareLimit = engine.ShareLimit
 // wait at c's rank, not received yet, as the pair's eager buffer counts
 // them (comm/internal/engine/protocol.go).
 func Buffered(c *Comm, src int) int { return c.ep.Buffered(c.worldOf(src)) }
+
+// FingerprintOf is the fingerprint a message of struct type t carries
+// between processes.
+func FingerprintOf(t reflect.Type) uint32 {
+	shape, err := appendShape(nil, t, "")
+	if err != nil {
+		panic(err)
+	}
+	return engine.Fingerprint(string(shape))
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device"
 )
 
 // Struct types of the tests. reIm and xy have one layout (two float64s,
@@ -232,4 +233,54 @@ func TestMismatchStructTypes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A message from another process may arrive before this process first
+// uses its struct type (its receive is posted later): once the type is
+// registered, the receive takes it. A message of a layout no type here
+// has fails with ErrType naming its fingerprint.
+func TestStructTypeRegisteredAfterArrival(t *testing.T) {
+	type late struct {
+		A int16
+		B [3]float32
+	}
+	d := &envelopeOf{}
+	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c := w.Comm(0)
+	if err := c.Send(nil, comm.Byte, 1, 0); err != nil { // for the context rank 1's messages carry
+		t.Fatal(err)
+	}
+	fp := comm.FingerprintOf(reflect.TypeFor[late]())
+	for i, f := range []uint32{fp, fp ^ 0x5a5a5a5a} {
+		env := device.Envelope{Context: d.env.Context, Source: 1, Type: 16, Fingerprint: f, Len: 32, Tag: i}
+		if kept, err := d.e.Arrive(1, 0, env, device.Bytes(payload(32, uint64(i)))); !kept || err != nil {
+			t.Fatalf("arrival %d: kept %v, %v", i, kept, err)
+		}
+	}
+	typ := structType[late](t)
+	buf := make([]byte, 32)
+	if st, err := c.Recv(buf, typ, 1, 0); err != nil || st.Count != 2 || string(buf) != string(payload(32, 0)) {
+		t.Errorf("receive of a type registered after its message arrived: %v %v", st, err)
+	}
+	_, err = c.Recv(buf, typ, 1, 1)
+	if want := fmt.Sprintf("unknown here (fingerprint %08x)", fp^0x5a5a5a5a); !errors.Is(err, comm.ErrType) || !strings.Contains(err.Error(), want) {
+		t.Errorf("receive of a layout unknown here: %v, want ErrType saying %q", err, want)
+	}
+}
+
+// envelopeOf is a device that keeps the engine it is started with and the
+// envelope of the last message sent through it, which it drops.
+type envelopeOf struct {
+	engineOf
+	env device.Envelope
+}
+
+func (d *envelopeOf) Send(_, _ int, env device.Envelope, _ []byte, done func(error)) error {
+	d.env = env
+	done(nil)
+	return nil
 }

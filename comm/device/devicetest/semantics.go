@@ -187,13 +187,15 @@ func Truncation(w *comm.Comm) error {
 }
 
 // StructTypes: a struct element type's layout crosses the device. The
-// last rank sends rank 0 messages of a struct type, eager and rendezvous:
-// a receive of another layout, or of a number type of the same size,
-// fails with ErrType and consumes the message; one of another Go type of
-// the same layout, or of bytes, gets the elements (Count in elements, or
-// in bytes). Then an Allreduce where the last rank passes another layout
-// fails with ErrType on every rank, and one of the same layout under
-// other names on some ranks succeeds.
+// last rank sends rank 0 messages of a struct type, eager and rendezvous,
+// before rank 0's process uses the type (when it is another process: its
+// first receive of the type comes after the messages). A receive of
+// another layout, or of a number type of the same size, fails with
+// ErrType and consumes the message; one of another Go type of the same
+// layout, or of bytes, gets the elements (Count in elements, or in bytes).
+// Then an Allreduce where the last rank passes another layout fails with
+// ErrType on every rank, and one of the same layout under other names on
+// some ranks succeeds.
 func StructTypes(w *comm.Comm) error {
 	type particle struct {
 		X, Y, Z float64
@@ -210,6 +212,33 @@ func StructTypes(w *comm.Comm) error {
 		K       uint8
 		A, B, C float64
 	}
+	const esz = 32
+	last := w.Size() - 1
+	counts := []int{3, 300 << 10 / esz}
+	if w.Rank() == last {
+		pt, err := comm.TypeOf(reflect.TypeFor[particle]())
+		if err != nil {
+			return err
+		}
+		var sends []*comm.Request
+		for i, k := range counts {
+			for j := range 4 {
+				r, err := w.Isend(payload(k*esz, uint64(10*i+j)), pt, 0, 40+i)
+				if err != nil {
+					return err
+				}
+				sends = append(sends, r)
+			}
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if err := comm.WaitAll(sends...); err != nil {
+			return err
+		}
+	} else if err := w.Barrier(); err != nil {
+		return err
+	}
 	var types [3]comm.Type
 	for i, t := range []reflect.Type{reflect.TypeFor[particle](), reflect.TypeFor[sameLayout](), reflect.TypeFor[otherLayout]()} {
 		var err error
@@ -218,19 +247,7 @@ func StructTypes(w *comm.Comm) error {
 		}
 	}
 	pt, same, other := types[0], types[1], types[2]
-	const esz = 32
-	last := w.Size() - 1
-	counts := []int{3, 300 << 10 / esz}
-	switch w.Rank() {
-	case last:
-		for i, k := range counts {
-			for j := range 4 {
-				if err := w.Send(payload(k*esz, uint64(10*i+j)), pt, 0, 40+i); err != nil {
-					return err
-				}
-			}
-		}
-	case 0:
+	if w.Rank() == 0 {
 		for i, k := range counts {
 			buf := make([]byte, k*esz)
 			if _, err := w.Recv(buf, other, last, 40+i); !errors.Is(err, comm.ErrType) {

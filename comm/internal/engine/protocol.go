@@ -147,7 +147,7 @@ func take(r *Request, m *msg) {
 	st := m.status()
 	var err error
 	switch {
-	case r.typ != Byte && m.typ != r.typ:
+	case r.typ != Byte && m.typ != r.typ && !m.lateStruct(r.typ):
 		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, m.len(), m.typeName(), r.typ)
 	case r.sink != nil && m.len() > r.sink.Cap():
 		err = fmt.Errorf("%w: message of %d bytes, receive of %d", ErrTruncate, m.len(), r.sink.Cap())

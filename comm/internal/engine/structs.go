@@ -26,8 +26,12 @@ import (
 //     its type and its shape's fingerprint (32 bits of FNV-1a) beside it
 //     (device.Envelope.Fingerprint); the receiving engine maps the
 //     fingerprint back to its own code, or to unknownStruct when no type
-//     of that shape is registered here, which no receive but one of Byte
-//     accepts.
+//     of that shape is registered here yet. Such a message keeps its
+//     fingerprint, and the receive that takes it compares that with its
+//     own type's (lateStruct): the process may register the type only
+//     after the message arrived, when its first receive of it is posted.
+//     No receive of another shape, nor of a number type, accepts it; one
+//     of Byte accepts every message.
 //   - Two shapes with one fingerprint cannot be told apart on the wire:
 //     registering the second fails, so that a mismatch never passes
 //     unseen.
@@ -72,8 +76,8 @@ type structTable struct {
 // structs is the process's table of struct types.
 var structs structTable
 
-// fingerprint hashes a shape: FNV-1a, 32 bits.
-func fingerprint(shape string) uint32 {
+// Fingerprint hashes a shape: FNV-1a, 32 bits.
+func Fingerprint(shape string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(shape))
 	return h.Sum32()
@@ -89,7 +93,7 @@ func RegisterStruct(shape string, size int, name string) (Type, error) {
 }
 
 func (st *structTable) register(shape string, size int, name string) (Type, error) {
-	fp := fingerprint(shape)
+	fp := Fingerprint(shape)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if v, ok := st.byFP.Load(fp); ok {
@@ -151,11 +155,26 @@ func fromWire(code uint8, fp uint32) (Type, bool) {
 	return 0, false
 }
 
+// lateStruct reports whether m, a message from another process whose
+// struct type had no shape registered here when it arrived, is of struct
+// type t's shape: registered since. (take asks only when m's type code
+// differs from the receive's.)
+func (m *msg) lateStruct(t Type) bool {
+	if m.typ != unknownStruct {
+		return false
+	}
+	s := structOf(t)
+	return s != nil && s.fp == m.fp
+}
+
 // typeName names m's element type for an error: a struct type of a
 // shape unknown here by its fingerprint.
 func (m *msg) typeName() string {
-	if m.typ == unknownStruct {
-		return fmt.Sprintf("a struct type unknown here (fingerprint %08x)", m.fp)
+	if m.typ != unknownStruct {
+		return m.typ.String()
 	}
-	return m.typ.String()
+	if v, ok := structs.byFP.Load(m.fp); ok {
+		return v.(Type).String()
+	}
+	return fmt.Sprintf("a struct type unknown here (fingerprint %08x)", m.fp)
 }

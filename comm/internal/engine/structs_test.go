@@ -29,7 +29,7 @@ func TestStructTableCodes(t *testing.T) {
 	if err != nil || b != a+1 {
 		t.Fatalf("second shape: %v %v, want %d", b, err, a+1)
 	}
-	if s := st.table[b].Load(); s.size != 12 || s.fp != fingerprint("shape b") {
+	if s := st.table[b].Load(); s.size != 12 || s.fp != Fingerprint("shape b") {
 		t.Errorf("entry %+v", s)
 	}
 }
@@ -37,7 +37,7 @@ func TestStructTableCodes(t *testing.T) {
 // Two shapes of one fingerprint (FNV-1a of these two strings collides)
 // cannot be told apart on the wire: the second is refused.
 func TestStructTableCollision(t *testing.T) {
-	if fingerprint("shape-9758") != fingerprint("shape-47484") {
+	if Fingerprint("shape-9758") != Fingerprint("shape-47484") {
 		t.Fatal("the test's shapes do not collide")
 	}
 	var st structTable
@@ -79,7 +79,7 @@ func TestStructWire(t *testing.T) {
 		t.Errorf("registered %d: struct %v, size %d, name %q", typ, typ.IsStruct(), typ.Size(), typ)
 	}
 	code, fp := typ.wire()
-	if Type(code) != StructWire || fp != fingerprint("engine test shape") {
+	if Type(code) != StructWire || fp != Fingerprint("engine test shape") {
 		t.Errorf("wire (%d, %08x)", code, fp)
 	}
 	for _, c := range []struct {
