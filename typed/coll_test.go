@@ -31,7 +31,13 @@ func rankCounts() []int {
 // of coll, AlgAuto first.
 func each(t *testing.T, coll comm.Collective, body func(w *comm.Comm) error) {
 	t.Helper()
-	for _, n := range rankCounts() {
+	eachOn(t, rankCounts(), coll, body)
+}
+
+// eachOn is each on the rank counts ns.
+func eachOn(t *testing.T, ns []int, coll comm.Collective, body func(w *comm.Comm) error) {
+	t.Helper()
+	for _, n := range ns {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			err := mpgo.Run(n, func(w *comm.Comm) error {
 				for _, alg := range append([]comm.Algorithm{comm.AlgAuto}, comm.Algorithms(coll)...) {
