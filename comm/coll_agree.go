@@ -68,7 +68,7 @@ const (
 // above); when anything disagrees, x fails with the blocking form's
 // sentinel and is abandoned.
 func (x *collCall) agreeOn(what string, sig collSig) {
-	fields := [sigFields]int64{int64(sig.kind &^ (kDirect | kStaged)), int64(sig.root), int64(sig.t), int64(sig.n)}
+	fields := [sigFields]int64{int64(sig.kind &^ (kDirect | kStaged)), int64(sig.root), sig.t.ident(), int64(sig.n)}
 	acc := make([]byte, 8*sigWords)
 	for i, v := range fields {
 		setWord(acc, 2*i, v)
@@ -89,7 +89,7 @@ func (x *collCall) agreeOn(what string, sig collSig) {
 	case lo(1) != hi(1):
 		x.Fail(fmt.Errorf("comm: %s: ranks name roots %d to %d: %w", what, lo(1), hi(1), ErrArg))
 	case lo(2) != hi(2):
-		x.Fail(fmt.Errorf("comm: %s: ranks pass %v and %v: %w", what, Type(lo(2)), Type(hi(2)), ErrType))
+		x.Fail(fmt.Errorf("comm: %s: ranks pass %v and %v: %w", what, identName(lo(2)), identName(hi(2)), ErrType))
 	case lo(3) != hi(3):
 		x.Fail(fmt.Errorf("comm: %s: ranks pass %d to %d bytes: counts differ between ranks: %w", what, lo(3), hi(3), ErrTruncate))
 	}

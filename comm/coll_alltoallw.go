@@ -49,7 +49,7 @@ func (c *Comm) alltoallTyped(send []byte, scounts, sdispls []int, stypes []Type,
 	for j := range n {
 		code, size := int64(-1), int64(0) // -1: this rank's arguments are wrong
 		if local == nil {
-			code, size = int64(stypes[j]), int64(scnt[j])
+			code, size = stypes[j].ident(), int64(scnt[j])
 		}
 		le.PutUint64(out[16*j:], uint64(code))
 		le.PutUint64(out[16*j+8:], uint64(size))
@@ -63,8 +63,8 @@ func (c *Comm) alltoallTyped(send []byte, scounts, sdispls []int, stypes []Type,
 		switch {
 		case code < 0:
 			// rank i fails with ErrArg: its verdict below names it
-		case Type(code) != rtypes[i] && rtypes[i] != Byte:
-			mine = fmt.Errorf("comm: %s: rank %d sends %v, rank %d receives %v: %w", what, i, Type(code), c.rank, rtypes[i], ErrType)
+		case code != rtypes[i].ident() && rtypes[i] != Byte:
+			mine = fmt.Errorf("comm: %s: rank %d sends %v, rank %d receives %v: %w", what, i, identName(code), c.rank, rtypes[i], ErrType)
 		case size != rcnt[i]:
 			mine = fmt.Errorf("comm: %s: rank %d sends %d bytes, rank %d receives %d: %w", what, i, size, c.rank, rcnt[i], ErrTruncate)
 		}

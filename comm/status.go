@@ -79,6 +79,13 @@ func (t Type) holds(n int) bool {
 	return n%t.Size() == 0
 }
 
+// ident is t's identity between processes, the same in every process
+// (a struct type's code is particular to its process): see
+// engine.Type.Ident. identName names the type of an identity.
+func (t Type) ident() int64 { return int64(engine.Type(t).Ident()) }
+
+func identName(id int64) string { return engine.IdentString(uint64(id)) }
+
 // Valid reports whether t is one of the defined types or a struct type of
 // this process.
 func (t Type) Valid() bool { return t < numTypes || engine.Type(t).IsStruct() }

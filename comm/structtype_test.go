@@ -156,6 +156,9 @@ func TestStructTypeRecv(t *testing.T) {
 	a, b, c := structType[reIm](t), structType[intFloat](t), structType[xy](t)
 	run(t, 2, func(w *comm.Comm) error {
 		if w.Rank() == 0 {
+			if err := w.Send(garbage(20), a, 1, 0); !errors.Is(err, comm.ErrArg) {
+				return fmt.Errorf("send of 20 bytes of a 16-byte struct type: %v, want ErrArg", err)
+			}
 			for _, size := range []int{1, 8 << 10} { // eager and rendezvous
 				for range 4 {
 					if err := w.Send(garbage(size*16), a, 1, size); err != nil {

@@ -291,6 +291,61 @@ func StructTypes(w *comm.Comm) error {
 	if got := binary.LittleEndian.Uint64(sum); got != uint64(w.Size()) {
 		return fmt.Errorf("allreduce of one layout under two names: %d, want %d", got, w.Size())
 	}
+	return structNumbering(w)
+}
+
+// structNumbering: processes number the struct layouts they use in the
+// order they first use them, so one layout may have different codes in
+// different processes (here, those of odd and even ranks register two in
+// opposite orders); the collectives that compare their ranks' types as
+// values (a non-blocking collective's agreement on its arguments, and
+// Alltoallw's on each pair's) compare layouts, not codes.
+func structNumbering(w *comm.Comm) error {
+	type first struct {
+		A int32
+		B float32
+	}
+	type second struct {
+		A float32
+		B int32
+	}
+	order := []reflect.Type{reflect.TypeFor[first](), reflect.TypeFor[second]()}
+	if w.Rank()%2 == 1 {
+		order[0], order[1] = order[1], order[0]
+	}
+	var ft comm.Type
+	for _, t := range order {
+		typ, err := comm.TypeOf(t)
+		if err != nil {
+			return err
+		}
+		if t == reflect.TypeFor[first]() {
+			ft = typ
+		}
+	}
+	n := w.Size()
+	x, sum := make([]byte, 16), make([]byte, 16)
+	binary.LittleEndian.PutUint64(x, 1)
+	r, err := w.Iallreduce(x, sum, ft, sumInt64)
+	if err == nil {
+		_, err = r.Wait()
+	}
+	if err != nil || binary.LittleEndian.Uint64(sum) != uint64(n) {
+		return fmt.Errorf("iallreduce of one struct type: %d, %v; want %d", binary.LittleEndian.Uint64(sum), err, n)
+	}
+	counts, displs, types := make([]int, n), make([]int, n), make([]comm.Type, n)
+	for i := range n {
+		counts[i], displs[i], types[i] = 1, 8*i, ft
+	}
+	send, recv := payload(8*n, uint64(w.Rank())), make([]byte, 8*n)
+	if err := w.Alltoallw(send, counts, displs, types, recv, counts, displs, types); err != nil {
+		return fmt.Errorf("alltoallw of one struct type: %w", err)
+	}
+	for i := range n {
+		if want := payload(8*n, uint64(i))[8*w.Rank():][:8]; !bytes.Equal(recv[8*i:][:8], want) {
+			return fmt.Errorf("alltoallw of one struct type: block %d differs", i)
+		}
+	}
 	return nil
 }
 

@@ -140,6 +140,28 @@ func (t Type) wire() (code uint8, fp uint32) {
 	return uint8(t), 0
 }
 
+// Ident is t's identity between processes: its code for a built-in type;
+// StructWire with the fingerprint above it for a struct type, which
+// processes number differently. Collectives that exchange their ranks'
+// types as values (comm's agreements, Alltoallw) compare these.
+func (t Type) Ident() uint64 {
+	code, fp := t.wire()
+	return uint64(code) | uint64(fp)<<8
+}
+
+// IdentString names the type of identity id, for errors.
+func IdentString(id uint64) string {
+	code, fp := uint8(id), uint32(id>>8)
+	switch t, ok := fromWire(code, fp); {
+	case !ok || id>>40 != 0:
+		return fmt.Sprintf("type identity %#x", id)
+	case t == unknownStruct:
+		return fmt.Sprintf("a struct type unknown here (fingerprint %08x)", fp)
+	default:
+		return t.String()
+	}
+}
+
 // fromWire returns the Type of a message from another process of type
 // code and fingerprint fp, and false for a combination no sender makes.
 func fromWire(code uint8, fp uint32) (Type, bool) {

@@ -102,6 +102,15 @@ func TestStructWire(t *testing.T) {
 	if c, f := Type(12).wire(); c != 12 || f != 0 {
 		t.Errorf("float64 on the wire: (%d, %08x)", c, f)
 	}
+	if id := typ.Ident(); id != uint64(StructWire)|uint64(fp)<<8 || IdentString(id) != "engine.testShape" {
+		t.Errorf("identity %#x (%s)", id, IdentString(id))
+	}
+	if id := Type(12).Ident(); id != 12 || IdentString(id) != "float64" {
+		t.Errorf("float64's identity %#x (%s)", id, IdentString(id))
+	}
+	if s := IdentString(uint64(StructWire) | uint64(fp+1)<<8); s != fmt.Sprintf("a struct type unknown here (fingerprint %08x)", fp+1) {
+		t.Errorf("an unknown layout's identity: %s", s)
+	}
 	if unknownStruct.IsStruct() || Type(NumTypes).IsStruct() || Byte.IsStruct() {
 		t.Error("IsStruct of a code that is not a registered struct type")
 	}
