@@ -2,7 +2,6 @@ package comm
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -72,7 +71,7 @@ func (c *Comm) alltoallTyped(send []byte, scounts, sdispls []int, stypes []Type,
 
 	// 2. The verdict: every member fails with the lowest failing rank's
 	// error class when any fails.
-	code := verdictCode(mine)
+	code := errCode(mine)
 	le.PutUint64(out[:8], uint64(code))
 	if err := c.allgatherBlocks(out[:8], in[:8*n], Int64); err != nil {
 		return err
@@ -82,28 +81,12 @@ func (c *Comm) alltoallTyped(send []byte, scounts, sdispls []int, stypes []Type,
 			if r == c.rank {
 				return mine
 			}
-			return fmt.Errorf("comm: %s: rank %d failed: %w", what, r, verdictErrs[k-1])
+			return fmt.Errorf("comm: %s: rank %d failed: %w", what, r, codeErr(k))
 		}
 	}
 
 	// 3. The data, as bytes.
 	return c.alltoall(what, kAlltoallv, send, soff, scnt, recv, roff, rcnt, Byte, nil)
-}
-
-// verdictErrs are the error classes of Alltoallw's verdict, numbered from 1.
-var verdictErrs = [...]error{ErrArg, ErrType, ErrTruncate}
-
-// verdictCode numbers err's class for the verdict: 0 for nil.
-func verdictCode(err error) int64 {
-	if err == nil {
-		return 0
-	}
-	for i, e := range verdictErrs {
-		if errors.Is(err, e) {
-			return int64(i + 1)
-		}
-	}
-	return 1
 }
 
 // checkBlocks checks Alltoallw's blocks of one side (name) and returns
