@@ -248,7 +248,9 @@ func (g *gate) pass(c *Comm, last func()) error {
 		if r.Retract(nil) {
 			return nil
 		}
-		// Failed meanwhile (an abort, a deadlock): report it like the others.
+		// Failed meanwhile (an abort, a deadlock): report it like the
+		// others, once whoever fails it has completed it.
+		<-gg.done
 	} else {
 		c.ep.WaitShared(r, gg.done, g.yields)
 	}
