@@ -67,7 +67,9 @@ func (c *Comm) IsendValue(v any, dst, tag int) (*Request, error) {
 }
 
 // RecvValue receives a value sent with SendValue into *ptr (ptr must be a
-// non-nil pointer). Status.Count is the encoded size in bytes. A message
+// non-nil pointer). Status.Count is the size in bytes of the value's
+// encoding as it travelled (the number a probe of it reports), not a
+// number of values; see [Status]. A message
 // that is not a value, or does not decode into *ptr, fails with ErrType and
 // is consumed.
 func (c *Comm) RecvValue(ptr any, src, tag int) (Status, error) {
