@@ -53,8 +53,12 @@
 // exists (missing ones are skipped, with a note), runs it for the class on
 // each rank count, reads Time in seconds, Mop/s total and VERIFICATION from
 // its output, and prints a table with the speedup against one rank (the
-// ratio of Mop/s) and the parallel efficiency. It fails when a run fails
-// or does not verify.
+// ratio of Mop/s) and the parallel efficiency, a row as each run ends,
+// while stderr says what builds or runs (and every 30 s that it still
+// does). It fails when a run fails or does not verify. The kernels are
+// built from source: from the checkout of mpgo around the working
+// directory, else from the one this binary was built from (a go install
+// of a checkout or of a version keeps that path), else from -dir.
 package main
 
 import (

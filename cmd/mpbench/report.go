@@ -171,6 +171,7 @@ func writeTable(w io.Writer, res *result) error {
 		fmt.Fprintf(w, ", load average %s at start", res.load)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "# %s\n", res.machine)
 	fmt.Fprintf(w, "# %s", b.def)
 	if b.policy == bandwidthLoops {
 		fmt.Fprintf(w, " (window %d)", res.window)

@@ -56,15 +56,16 @@ func (g goroutines) describe(n int) string { return fmt.Sprintf("%d goroutine ra
 
 // result is one benchmark's table: a row per message size.
 type result struct {
-	bench  *benchmark
-	ranks  int
-	window int
-	reps   int
-	rows   []row
-	mpi    string   // the MPI library's name for headers, "" when not run
-	notes  []string // what the reader should know (sizes left out, MPI missing)
-	system string   // where mpgo ran
-	load   string   // the machine's load average when the benchmark started, if known
+	bench   *benchmark
+	ranks   int
+	window  int
+	reps    int
+	rows    []row
+	mpi     string   // the MPI library's name for headers, "" when not run
+	notes   []string // what the reader should know (sizes left out, MPI missing)
+	system  string   // where mpgo ran
+	machine machine  // the CPU, mpgo's version, the host and the date
+	load    string   // the machine's load average when the benchmark started, if known
 }
 
 // row is one message size: every figure summarized over the repetitions.
@@ -122,7 +123,7 @@ func (r *runner) run(ctx context.Context, b *benchmark) (*result, error) {
 	o := r.o
 	n := b.ranks(o.np)
 	plans := b.plans(o)
-	res := &result{bench: b, ranks: n, window: o.window, reps: o.reps, system: r.be.describe(n), load: loadAverage()}
+	res := &result{bench: b, ranks: n, window: o.window, reps: o.reps, system: r.be.describe(n), load: loadAverage(), machine: thisMachine()}
 	plans, dropped := fitMemory(b, plans, n)
 	if len(plans) == 0 {
 		return nil, fmt.Errorf("mpbench %s: no message sizes to run between -min and -max %d (within %d GiB of buffers)",
