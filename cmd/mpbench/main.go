@@ -44,8 +44,16 @@
 // with as many processes as mpgo had ranks, and prints the MPI library's
 // figures as further columns; without mpicc and mpiexec it says so and goes
 // on (the MPI program runs before mpgo's measurements, so that rows stream
-// with both). --csv writes every figure in long form, --plot an SVG of latency and
-// bandwidth against message size, log-log, with the baselines.
+// with both). --csv writes every figure in long form.
+//
+// --plot writes an SVG of latency and bandwidth against message size,
+// log-log, with the baselines: a title with the benchmarks, ranks, mpgo's
+// version, CPU, host and date; the legends under the panels, outside the
+// axes; a 0-byte point drawn at ½ byte, its tick labelled 0 (a log axis
+// has no 0), and the axis label saying so (or that a 0-byte bandwidth, 0,
+// cannot be drawn); the y axis set by mpgo's curves and stretched at most
+// tenfold towards a baseline, which is clipped beyond (copy() of a few
+// bytes takes nanoseconds) with "clipped at the axis" in its legend entry.
 //
 // Ranks are goroutines of this process (mpgo.Run); the benchmarks are rank
 // functions of a *comm.Comm, so that another backend can run them.
