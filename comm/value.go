@@ -11,8 +11,10 @@ import (
 
 // The value path: any Go value that encoding/gob can encode travels as a
 // message of type [Value]: a value of a fixed-size type as its memory
-// (value_memory.go), any other as a buffer.Buffer (the mpjbuf layout)
-// whose dynamic part holds the gob encoding. The encoded bytes are handed
+// (value_memory.go), one of a type without interfaces as a gob stream
+// whose type descriptions both sides cache (value_stream.go), any other
+// as a buffer.Buffer (the mpjbuf layout) whose dynamic part holds a fresh
+// gob stream. The encoded bytes are handed
 // over (SendOwned), so the only copies are the encoding's own.
 
 func encodeValue(v any) ([]byte, error) {
@@ -20,6 +22,9 @@ func encodeValue(v any) ([]byte, error) {
 		return nil, fmt.Errorf("comm: encode a nil value: %w", ErrArg)
 	}
 	if data, ok := encodeMemory(v); ok {
+		return data, nil
+	}
+	if data, ok := encodeStream(v); ok {
 		return data, nil
 	}
 	b, err := buffer.NewWriter()
@@ -34,9 +39,12 @@ func encodeValue(v any) ([]byte, error) {
 
 func decodeValue(data []byte, ptr any) error {
 	var err error
-	if isMemory(data) {
+	switch {
+	case isMemory(data):
 		err = decodeMemory(data, ptr)
-	} else {
+	case isStream(data):
+		err = decodeStream(data, ptr)
+	default:
 		var b *buffer.Buffer
 		if b, err = buffer.NewReader(data); err == nil {
 			err = b.ReadValue(ptr)
@@ -67,12 +75,16 @@ func checkPtr(ptr any) error {
 // (an 81-byte struct round-trips between goroutine ranks in about twice
 // the time of typed.Send/Recv of it). It overwrites the receiver's *ptr
 // whole; gob would leave a field that was sent zero untouched. Any other
-// value is a fresh gob stream per message, type description included:
-// tens of microseconds and a few hundred allocations for a small struct
-// on both sides (BenchmarkValueRoundTrip), so send numbers and structs of
-// numbers with package typed, or batch small values into one, where it
-// matters. A value holding interfaces needs gob.Register of every concrete
-// type it carries, in every process, as for gob itself.
+// value travels by gob, with the descriptions of its types cached on both
+// sides (value_stream.go): a small struct with a string and a slice
+// round-trips in a few microseconds and a dozen allocations. A value that
+// holds interfaces anywhere in its type is a fresh gob stream per
+// message, type descriptions included: tens of microseconds and a few
+// hundred allocations on both sides for a small one
+// (BenchmarkValueRoundTrip). So send numbers and structs of numbers with
+// package typed, or batch small values into one, where it matters. A value
+// holding interfaces needs gob.Register of every concrete type it carries,
+// in every process, as for gob itself.
 func (c *Comm) SendValue(v any, dst, tag int) error {
 	data, err := encodeValue(v)
 	if err != nil {

@@ -1,6 +1,7 @@
 package comm_test
 
 import (
+	"encoding/gob"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -27,10 +28,17 @@ type record88 struct {
 	Tag  [8]byte
 }
 
-// labelled has a string: not fixed-size, it travels by encoding/gob.
+// labelled has a string: not fixed-size, it travels by gob (its type
+// descriptions cached).
 type labelled struct {
 	Label string
 	Vals  [8]float64
+}
+
+// shaped holds an interface: a fresh gob stream per message.
+type shaped struct {
+	Label string
+	Shape shape
 }
 
 var _ [81 - unsafe.Sizeof(record81{})]struct{}
@@ -77,6 +85,8 @@ func BenchmarkValueRoundTrip(b *testing.B) {
 	valueRoundTrip(b, "value/record88", record88{ID: 7, Pos: [3]float64{1, 2, 3}, Mass: 4})
 	valueRoundTrip(b, "value/labelled", labelled{Label: "particle", Vals: [8]float64{1, 2}})
 	valueRoundTrip(b, "value/int", 42)
+	gob.Register(square{})
+	valueRoundTrip(b, "value/interface", shaped{Label: "square", Shape: square{2}})
 }
 
 func valueRoundTrip[T any](b *testing.B, name string, v T) {

@@ -154,9 +154,11 @@ func TestValueFixedSizeRanks(t *testing.T) {
 	})
 }
 
-// A corrupt memory message fails with ErrType, never a panic.
-func FuzzDecodeMemoryValue(f *testing.F) {
-	for _, v := range []any{point{1, 2, 3, 4}, [3]int16{1, 2, 3}, true, 1.5, struct{ A [2]struct{ B uint8 } }{}} {
+// A corrupt value message (memory or stream) fails with ErrType, never a
+// panic.
+func FuzzDecodeValue(f *testing.F) {
+	for _, v := range []any{point{1, 2, 3, 4}, [3]int16{1, 2, 3}, true, 1.5, struct{ A [2]struct{ B uint8 } }{},
+		"a string", record{Name: "r", Vals: []float64{1}}, map[string]int{"a": 1}} {
 		data, err := comm.EncodeValue(v)
 		if err != nil {
 			f.Fatal(err)
@@ -164,7 +166,7 @@ func FuzzDecodeMemoryValue(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, ptr := range []any{new(point), new(xOnly), new(int), new(*point), new([3]int16)} {
+		for _, ptr := range []any{new(point), new(xOnly), new(int), new(*point), new([3]int16), new(string), new(record)} {
 			err := comm.DecodeValue(data, ptr)
 			if err != nil && !errors.Is(err, comm.ErrType) {
 				t.Fatalf("into %v: %v, want ErrType", reflect.TypeOf(ptr).Elem(), err)
