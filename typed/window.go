@@ -3,6 +3,7 @@ package typed
 import (
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm"
@@ -76,6 +77,8 @@ type Window[T any] struct {
 	sh   *winShared[T] // the ranks' common table
 	mem  []byte        // memory this rank mapped for the window: unmapped by Free
 	ep   epochs        // this rank's epochs as an origin and a target
+
+	spare atomic.Pointer[[2]T] // accumulates' scratch space (see scratch)
 }
 
 // winShared is what the ranks of a window share, in this process.

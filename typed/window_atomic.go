@@ -41,14 +41,13 @@ func (sh *winShared[T]) stripeOf(target, i int) *stripe {
 
 // accumulate combines src into target's elements from disp with op, each
 // element atomically; old, when not nil, receives their values before.
-// The range is checked.
-func (sh *winShared[T]) accumulate(target, disp int, src, old []T, op Op[T]) {
+// The range is checked; s is scratch space of the caller's.
+func (sh *winShared[T]) accumulate(target, disp int, src, old []T, op Op[T], s *[2]T) {
 	tg := &sh.targets[target]
 	dst := tg.base[disp : disp+len(src)]
 	if tg.atomic {
-		pair := make([]T, 2) // the element's old bits, then the operand
 		for i := range src {
-			o := casUpdate(&dst[i], pair, func(cur []T) { op(cur, src[i:i+1]) })
+			o := casUpdate(&dst[i], s, op, src[i:i+1])
 			if old != nil {
 				old[i] = o
 			}
@@ -58,31 +57,31 @@ func (sh *winShared[T]) accumulate(target, disp int, src, old []T, op Op[T]) {
 	for lo := 0; lo < len(src); {
 		i := disp + lo
 		hi := min(len(src), lo+stripeSpan-i%stripeSpan)
-		s := sh.stripeOf(target, i)
-		s.Lock()
+		m := sh.stripeOf(target, i)
+		m.Lock()
 		if old != nil {
 			copy(old[lo:hi], dst[lo:hi])
 		}
 		op(dst[lo:hi], src[lo:hi])
-		s.Unlock()
+		m.Unlock()
 		lo = hi
 	}
 }
 
 // fetchAndOp combines v into target's element disp and returns it as it
-// was, atomically.
-func (sh *winShared[T]) fetchAndOp(target, disp int, v T, op Op[T]) T {
+// was, atomically; s is scratch space of the caller's.
+func (sh *winShared[T]) fetchAndOp(target, disp int, v T, op Op[T], s *[2]T) T {
 	tg := &sh.targets[target]
 	e := &tg.base[disp]
-	in := []T{v}
+	s[1] = v
 	if tg.atomic {
-		return casUpdate(e, make([]T, 1), func(cur []T) { op(cur, in) })
+		return casUpdate(e, s, op, s[1:2])
 	}
-	s := sh.stripeOf(target, disp)
-	s.Lock()
-	defer s.Unlock()
+	m := sh.stripeOf(target, disp)
+	m.Lock()
+	defer m.Unlock()
 	o := *e
-	op(unsafe.Slice(e, 1), in)
+	op(unsafe.Slice(e, 1), s[1:2])
 	return o
 }
 
@@ -125,35 +124,49 @@ func (sh *winShared[T]) compareAndSwap(target, disp int, compare, value T) T {
 }
 
 // casUpdate replaces *e, an element of 4 or 8 bytes aligned to its size,
-// by update's result on a copy of it (cur, a scratch slice of at least
-// one element), retrying until no other update came in between, and
-// returns *e as it was. An update that changes nothing (NoOp, a Max that
-// loses) does not write: it is an atomic read, which a load of the
-// element's owner in the same epoch does not race with.
-func casUpdate[T any](e *T, cur []T, update func(cur []T)) T {
-	cur = cur[:1]
+// by op applied to a copy of it (in s[0]) and in, retrying until no other
+// update came in between, and returns *e as it was. An update that
+// changes nothing (NoOp, a Max that loses) does not write: it is an
+// atomic read, which a load of the element's owner in the same epoch does
+// not race with.
+func casUpdate[T any](e *T, s *[2]T, op Op[T], in []T) T {
+	cur := s[0:1]
 	if unsafe.Sizeof(*e) == 4 {
 		p := (*uint32)(unsafe.Pointer(e))
-		c := (*uint32)(unsafe.Pointer(&cur[0]))
+		c := (*uint32)(unsafe.Pointer(&s[0]))
 		for {
 			o := atomic.LoadUint32(p)
 			*c = o
-			update(cur)
+			op(cur, in)
 			if *c == o || atomic.CompareAndSwapUint32(p, o, *c) {
 				*c = o
-				return cur[0]
+				return s[0]
 			}
 		}
 	}
 	p := (*uint64)(unsafe.Pointer(e))
-	c := (*uint64)(unsafe.Pointer(&cur[0]))
+	c := (*uint64)(unsafe.Pointer(&s[0]))
 	for {
 		o := atomic.LoadUint64(p)
 		*c = o
-		update(cur)
+		op(cur, in)
 		if *c == o || atomic.CompareAndSwapUint64(p, o, *c) {
 			*c = o
-			return cur[0]
+			return s[0]
 		}
 	}
 }
+
+// scratch lends the caller a window's scratch space for an accumulate, or
+// new space when another goroutine of the rank holds it; give it back
+// with unscratch. It spares an accumulate its allocations: the operands
+// of an Op escape.
+func (w *Window[T]) scratch() *[2]T {
+	if s := w.spare.Swap(nil); s != nil {
+		return s
+	}
+	return new([2]T)
+}
+
+// unscratch gives back space from scratch.
+func (w *Window[T]) unscratch(s *[2]T) { w.spare.Store(s) }

@@ -43,7 +43,9 @@ func (w *Window[T]) Accumulate(src []T, target, disp int, op Op[T]) error {
 	if _, err := w.part("Accumulate", target, disp, len(src)); err != nil {
 		return err
 	}
-	w.sh.accumulate(target, disp, src, nil, op)
+	s := w.scratch()
+	w.sh.accumulate(target, disp, src, nil, op, s)
+	w.unscratch(s)
 	return nil
 }
 
@@ -61,7 +63,9 @@ func (w *Window[T]) GetAccumulate(src, result []T, target, disp int, op Op[T]) e
 	if _, err := w.part("GetAccumulate", target, disp, len(src)); err != nil {
 		return err
 	}
-	w.sh.accumulate(target, disp, src, result, op)
+	s := w.scratch()
+	w.sh.accumulate(target, disp, src, result, op, s)
+	w.unscratch(s)
 	return nil
 }
 
@@ -77,7 +81,10 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
 	if _, err := w.part("FetchAndOp", target, disp, 1); err != nil {
 		return old, err
 	}
-	return w.sh.fetchAndOp(target, disp, v, op), nil
+	s := w.scratch()
+	old = w.sh.fetchAndOp(target, disp, v, op, s)
+	w.unscratch(s)
+	return old, nil
 }
 
 // CompareAndSwap replaces target's element disp with value if it equals
