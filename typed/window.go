@@ -74,7 +74,8 @@ type Window[T any] struct {
 	rank int           // the caller's rank in wc
 	n    int           // ranks in wc
 	t    comm.Type     // element type code
-	sh   *winShared[T] // the ranks' common table
+	sh   *winShared[T] // the ranks' common table (across processes: this rank's entry only)
+	rm   *remote[T]    // nil when all ranks are in this process
 	mem  []byte        // memory this rank mapped for the window: unmapped by Free
 	ep   epochs        // this rank's epochs as an origin and a target
 
@@ -122,7 +123,7 @@ const (
 // with [comm.ErrType] on every rank). base must not be resized or given to
 // another window while the window lives; [Window.Free] ends it.
 func NewWindow[T any](c *comm.Comm, base []T) (*Window[T], error) {
-	return newWindow(c, base, len(base), nil, "NewWindow")
+	return newWindow(c, base, len(base), nil, "NewWindow", false)
 }
 
 // AllocWindow makes a window of n zeroed elements that the library
@@ -145,7 +146,7 @@ func AllocWindow[T any](c *comm.Comm, n int) (*Window[T], []T, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := newWindow(c, base, n, mem, "AllocWindow")
+	w, err := newWindow(c, base, n, mem, "AllocWindow", false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,9 +154,9 @@ func AllocWindow[T any](c *comm.Comm, n int) (*Window[T], []T, error) {
 }
 
 // newWindow is the collective creation of a window of base; want is what
-// the rank asks for of a shared window; mem, when not nil, is memory to
-// unmap when the window is freed (or creation fails).
-func newWindow[T any](c *comm.Comm, base []T, want int, mem []byte, op string) (w *Window[T], err error) {
+// the rank asks for of a shared window (shared); mem, when not nil, is
+// memory to unmap when the window is freed (or creation fails).
+func newWindow[T any](c *comm.Comm, base []T, want int, mem []byte, op string, shared bool) (w *Window[T], err error) {
 	defer func() {
 		if err != nil && mem != nil {
 			_ = unmapMem(mem)
@@ -173,7 +174,7 @@ func newWindow[T any](c *comm.Comm, base []T, want int, mem []byte, op string) (
 		return nil, fmt.Errorf("typed: %s: %w", op, err)
 	}
 	w = &Window[T]{wc: wc, rank: wc.Rank(), n: wc.Size(), t: t, mem: mem}
-	if err := w.share(base, want, op); err != nil {
+	if err := w.share(base, want, op, shared); err != nil {
 		_ = wc.Free()
 		return nil, err
 	}
@@ -182,13 +183,14 @@ func newWindow[T any](c *comm.Comm, base []T, want int, mem []byte, op string) (
 
 // share exchanges the ranks' parts: rank 0 makes the common table and
 // hands it to the others, each fills in its own entry, and a barrier
-// publishes them all.
-func (w *Window[T]) share(base []T, want int, op string) error {
+// publishes them all. Ranks not all in this process set up the message
+// path instead (shareRemote).
+func (w *Window[T]) share(base []T, want int, op string, shared bool) error {
 	for r := range w.n {
 		if !w.wc.IsLocal(r) {
 			// The same verdict on every rank: a job spanning processes
 			// has, on each rank, a rank in another process.
-			return fmt.Errorf("typed: %s: ranks in other processes: windows need all ranks in one process: %w", op, comm.ErrNotSupported)
+			return w.shareRemote(base, op, shared)
 		}
 	}
 	sh, err := w.exchange()
@@ -268,13 +270,24 @@ func (w *Window[T]) Free() error {
 	if err := w.ep.closing(); err != nil {
 		return fmt.Errorf("typed: Window.Free: %w", err)
 	}
+	if w.rm != nil {
+		if err := w.rm.flush(-1); err != nil {
+			w.ep.reopen()
+			return fmt.Errorf("typed: Window.Free: %w", err)
+		}
+	}
 	if err := w.wc.Barrier(); err != nil {
 		w.ep.reopen()
 		return fmt.Errorf("typed: Window.Free: %w", err)
 	}
 	var err error
+	if w.rm != nil {
+		err = w.rm.ep.Close()
+	}
 	if w.mem != nil {
-		err = unmapMem(w.mem)
+		if e := unmapMem(w.mem); err == nil {
+			err = e
+		}
 		w.mem = nil
 	}
 	if e := w.wc.Free(); err == nil {

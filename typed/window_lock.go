@@ -107,6 +107,9 @@ func (w *Window[T]) Lock(target int, exclusive bool) error {
 
 // acquire takes target's lock, waiting for a grant if need be.
 func (w *Window[T]) acquire(target int, exclusive bool) error {
+	if w.rm != nil {
+		return w.remoteAcquire(target, exclusive)
+	}
 	if w.sh.targets[target].lock.acquire(w.rank, exclusive) {
 		return nil
 	}
@@ -114,15 +117,13 @@ func (w *Window[T]) acquire(target int, exclusive bool) error {
 	return err
 }
 
-// release gives target's lock back and sends the grants it makes.
+// release completes this rank's operations to target, gives target's
+// lock back and sends the grants that makes.
 func (w *Window[T]) release(target int) error {
-	var buf [4]int
-	for _, r := range w.sh.targets[target].lock.release(buf[:0]) {
-		if err := w.wc.Send(nil, comm.Byte, r, tagWinGrant+target); err != nil {
-			return err
-		}
+	if w.rm != nil {
+		return w.remoteRelease(target)
 	}
-	return nil
+	return w.grant(target)
 }
 
 // Unlock ends the passive-target epoch to target that [Window.Lock]
@@ -197,9 +198,10 @@ func (w *Window[T]) FlushLocal(target int) error {
 // (MPI_Win_flush_local_all).
 func (w *Window[T]) FlushLocalAll() error { return w.flush("FlushLocalAll", -1) }
 
-// flush checks the epoch of a flush of target (< 0: all). Operations to a
-// part in this process are complete when they return, so there is nothing
-// else to wait for.
+// flush checks the epoch of a flush of target (< 0: all) and waits for
+// the operations issued to it. Operations to a part in this process are
+// complete when they return; across processes, a local flush has nothing
+// to wait for either: the origin's data was copied when it was issued.
 func (w *Window[T]) flush(op string, target int) error {
 	if target >= 0 {
 		if err := w.checkRank(op, target); err != nil {
@@ -208,6 +210,11 @@ func (w *Window[T]) flush(op string, target int) error {
 	}
 	if err := w.ep.passive(target); err != nil {
 		return fmt.Errorf("typed: Window.%s: %w", op, err)
+	}
+	if w.rm != nil && (op == "Flush" || op == "FlushAll") {
+		if err := w.rm.flush(target); err != nil {
+			return fmt.Errorf("typed: Window.%s: %w", op, err)
+		}
 	}
 	return nil
 }
@@ -220,6 +227,11 @@ func (w *Window[T]) flush(op string, target int) error {
 func (w *Window[T]) Fence() error {
 	if err := w.ep.fenced(); err != nil {
 		return fmt.Errorf("typed: Window.Fence: %w", err)
+	}
+	if w.rm != nil {
+		if err := w.rm.flush(-1); err != nil {
+			return fmt.Errorf("typed: Window.Fence: %w", err)
+		}
 	}
 	if err := w.wc.Barrier(); err != nil {
 		return fmt.Errorf("typed: Window.Fence: %w", err)

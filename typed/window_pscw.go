@@ -80,6 +80,11 @@ func (w *Window[T]) Complete() error {
 		return fmt.Errorf("typed: Window.Complete: %w", err)
 	}
 	for _, r := range rs {
+		if w.rm != nil {
+			if err := w.rm.flush(r); err != nil {
+				return fmt.Errorf("typed: Window.Complete: %w", err)
+			}
+		}
 		if err := w.wc.Send(nil, comm.Byte, r, tagWinComplete); err != nil {
 			return fmt.Errorf("typed: Window.Complete: %w", err)
 		}

@@ -16,6 +16,9 @@ func (w *Window[T]) Put(src []T, target, disp int) error {
 	if err != nil {
 		return err
 	}
+	if w.rm != nil {
+		return w.remotePut(src, target, disp)
+	}
 	copy(dst, src)
 	return nil
 }
@@ -26,6 +29,9 @@ func (w *Window[T]) Get(dst []T, target, disp int) error {
 	src, err := w.part("Get", target, disp, len(dst))
 	if err != nil {
 		return err
+	}
+	if w.rm != nil {
+		return w.remoteGet(dst, target, disp)
 	}
 	copy(dst, src)
 	return nil
@@ -42,6 +48,9 @@ func (w *Window[T]) Accumulate(src []T, target, disp int, op Op[T]) error {
 	}
 	if _, err := w.part("Accumulate", target, disp, len(src)); err != nil {
 		return err
+	}
+	if w.rm != nil {
+		return w.remoteAccumulate(src, nil, target, disp, op, "Accumulate")
 	}
 	s := w.scratch()
 	w.sh.accumulate(target, disp, src, nil, op, s)
@@ -63,6 +72,9 @@ func (w *Window[T]) GetAccumulate(src, result []T, target, disp int, op Op[T]) e
 	if _, err := w.part("GetAccumulate", target, disp, len(src)); err != nil {
 		return err
 	}
+	if w.rm != nil {
+		return w.remoteAccumulate(src, result, target, disp, op, "GetAccumulate")
+	}
 	s := w.scratch()
 	w.sh.accumulate(target, disp, src, result, op, s)
 	w.unscratch(s)
@@ -81,6 +93,11 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
 	if _, err := w.part("FetchAndOp", target, disp, 1); err != nil {
 		return old, err
 	}
+	if w.rm != nil {
+		res := []T{old}
+		err := w.remoteAccumulate([]T{v}, res, target, disp, op, "FetchAndOp")
+		return res[0], err
+	}
 	s := w.scratch()
 	old = w.sh.fetchAndOp(target, disp, v, op, s)
 	w.unscratch(s)
@@ -95,11 +112,14 @@ func (w *Window[T]) CompareAndSwap(compare, value T, target, disp int) (T, error
 		var zero T
 		return zero, err
 	}
+	if w.rm != nil {
+		return w.remoteCAS(compare, value, target, disp)
+	}
 	return w.sh.compareAndSwap(target, disp, compare, value), nil
 }
 
 // part checks an operation of n elements at disp of target's part and
-// returns those elements.
+// returns those elements (nil for a part in another process).
 func (w *Window[T]) part(op string, target, disp, n int) ([]T, error) {
 	if err := w.checkRank(op, target); err != nil {
 		return nil, err
@@ -107,10 +127,20 @@ func (w *Window[T]) part(op string, target, disp, n int) ([]T, error) {
 	if err := w.ep.access(target); err != nil {
 		return nil, fmt.Errorf("typed: Window.%s: %w", op, err)
 	}
-	base := w.sh.targets[target].base
-	if disp < 0 || disp > len(base) || n > len(base)-disp {
+	var base []T
+	size := 0
+	if w.rm != nil {
+		size = w.rm.sizes[target]
+	} else {
+		base = w.sh.targets[target].base
+		size = len(base)
+	}
+	if disp < 0 || disp > size || n > size-disp {
 		return nil, fmt.Errorf("typed: Window.%s of elements [%d, %d) of rank %d, whose part has %d: %w",
-			op, disp, disp+n, target, len(base), comm.ErrArg)
+			op, disp, disp+n, target, size, comm.ErrArg)
+	}
+	if base == nil {
+		return nil, nil
 	}
 	return base[disp : disp+n], nil
 }

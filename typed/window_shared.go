@@ -19,7 +19,7 @@ func AllocSharedWindow[T any](c *comm.Comm, n int) (*Window[T], []T, error) {
 	if n < 0 {
 		return nil, nil, fmt.Errorf("typed: AllocSharedWindow of %d elements: %w", n, comm.ErrArg)
 	}
-	w, err := newWindow[T](c, nil, n, nil, "AllocSharedWindow")
+	w, err := newWindow[T](c, nil, n, nil, "AllocSharedWindow", true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,7 +70,7 @@ func (w *Window[T]) SharedQuery(r int) ([]T, error) {
 	if err := w.checkRank("SharedQuery", r); err != nil {
 		return nil, err
 	}
-	if w.sh == nil {
+	if w.rm != nil {
 		return nil, fmt.Errorf("typed: Window.SharedQuery: a window across processes shares no memory: %w", comm.ErrNotSupported)
 	}
 	return w.sh.targets[r].base, nil

@@ -59,47 +59,52 @@ var makers = []struct {
 func TestWindowFencePutGet(t *testing.T) {
 	for _, mk := range makers {
 		t.Run(mk.name, func(t *testing.T) {
-			onWindowRanks(t, func(c *comm.Comm) error {
-				n, me := c.Size(), c.Rank()
-				w, part, err := mk.make(c, n)
-				if err != nil {
-					return err
-				}
-				if err := w.Fence(); err != nil {
-					return err
-				}
-				for k := range n {
-					if err := w.Put([]int64{int64(me + 1)}, (me+k)%n, me); err != nil {
-						return err
-					}
-				}
-				if err := w.Fence(); err != nil {
-					return err
-				}
-				want := make([]int64, n)
-				for i := range want {
-					want[i] = int64(i + 1)
-				}
-				if !slices.Equal(part, want) {
-					return fmt.Errorf("rank %d: part %v, want %v", me, part, want)
-				}
-				got := make([]int64, n)
-				if err := w.Get(got, (me+1)%n, 0); err != nil {
-					return err
-				}
-				if err := w.Fence(); err != nil {
-					return err
-				}
-				if !slices.Equal(got, want) {
-					return fmt.Errorf("rank %d: got %v from rank %d, want %v", me, got, (me+1)%n, want)
-				}
-				// The parts may be written again after the last Fence.
-				for i := range part {
-					part[i] = 0
-				}
-				return w.Free()
-			})
+			onWindowRanks(t, fencePutGet(mk.make))
 		})
+	}
+}
+
+// fencePutGet is TestWindowFencePutGet's rank function, on windows mk makes.
+func fencePutGet(mk func(c *comm.Comm, n int) (*typed.Window[int64], []int64, error)) func(c *comm.Comm) error {
+	return func(c *comm.Comm) error {
+		n, me := c.Size(), c.Rank()
+		w, part, err := mk(c, n)
+		if err != nil {
+			return err
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		for k := range n {
+			if err := w.Put([]int64{int64(me + 1)}, (me+k)%n, me); err != nil {
+				return err
+			}
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		want := make([]int64, n)
+		for i := range want {
+			want[i] = int64(i + 1)
+		}
+		if !slices.Equal(part, want) {
+			return fmt.Errorf("rank %d: part %v, want %v", me, part, want)
+		}
+		got := make([]int64, n)
+		if err := w.Get(got, (me+1)%n, 0); err != nil {
+			return err
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("rank %d: got %v from rank %d, want %v", me, got, (me+1)%n, want)
+		}
+		// The parts may be written again after the last Fence.
+		for i := range part {
+			part[i] = 0
+		}
+		return w.Free()
 	}
 }
 
@@ -107,123 +112,131 @@ func TestWindowFencePutGet(t *testing.T) {
 // Replace, GetAccumulate with NoOp) from every rank to every rank in one
 // fence epoch, and compares each part with the sequential result.
 func TestWindowAccumulateReference(t *testing.T) {
+	onWindowRanks(t, accumulateReference)
+}
+
+// accumulateReference is TestWindowAccumulateReference's rank function.
+func accumulateReference(c *comm.Comm) error {
 	const m = 5
-	onWindowRanks(t, func(c *comm.Comm) error {
-		n, me := c.Size(), c.Rank()
-		base := make([]int64, 3*m)
-		w, err := typed.NewWindow(c, base)
+	n, me := c.Size(), c.Rank()
+	base := make([]int64, 3*m)
+	w, err := typed.NewWindow(c, base)
+	if err != nil {
+		return err
+	}
+	if err := w.Fence(); err != nil {
+		return err
+	}
+	for tgt := range n {
+		v := make([]int64, m)
+		for i := range v {
+			v[i] = int64(me*m + i + tgt)
+		}
+		if err := w.Accumulate(v, tgt, 0, typed.Sum[int64]); err != nil {
+			return err
+		}
+		if err := w.Accumulate(v, tgt, m, typed.Max[int64]); err != nil {
+			return err
+		}
+		if tgt == me {
+			if err := w.Accumulate(v, tgt, 2*m, typed.Replace[int64]); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.Fence(); err != nil {
+		return err
+	}
+	for i := range m {
+		var sum, mx int64
+		for r := range n {
+			sum += int64(r*m + i + me)
+			mx = max(mx, int64(r*m+i+me))
+		}
+		if base[i] != sum || base[m+i] != mx || base[2*m+i] != int64(me*m+i+me) {
+			return fmt.Errorf("rank %d element %d: sum %d max %d replaced %d, want %d %d %d",
+				me, i, base[i], base[m+i], base[2*m+i], sum, mx, me*m+i+me)
+		}
+	}
+	// An atomic read of the left neighbour's sums.
+	left := (me + n - 1) % n
+	got := make([]int64, m)
+	if err := w.GetAccumulate(make([]int64, m), got, left, 0, typed.NoOp[int64]); err != nil {
+		return err
+	}
+	for i := range m {
+		var sum int64
+		for r := range n {
+			sum += int64(r*m + i + left)
+		}
+		if got[i] != sum {
+			return fmt.Errorf("rank %d: GetAccumulate(NoOp) of rank %d element %d: %d, want %d", me, left, i, got[i], sum)
+		}
+	}
+	if err := w.Fence(); err != nil {
+		return err
+	}
+	return w.Free()
+}
+
+// concurrentSum runs sumBody on 2, 5, 16 and 64 ranks.
+func concurrentSum[T any](t *testing.T, one T, add typed.Op[T], count func(T) int) {
+	t.Helper()
+	for _, n := range []int{2, 5, 16, 64} {
+		if err := mpgo.Run(n, sumBody(one, add, count)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sumBody has every rank, from several goroutines, accumulate one into
+// one element of rank 0's part 100 times each, in a LockAll epoch: the
+// element must come out exactly ranks·goroutines·100 (as count reads it),
+// whatever the element type (updated by compare-and-swap or under a lock).
+func sumBody[T any](one T, add typed.Op[T], count func(T) int) func(c *comm.Comm) error {
+	const goroutines, reps = 3, 100
+	return func(c *comm.Comm) error {
+		n := c.Size()
+		w, part, err := typed.AllocWindow[T](c, 3)
 		if err != nil {
 			return err
 		}
-		if err := w.Fence(); err != nil {
+		if err := w.LockAll(); err != nil {
 			return err
 		}
-		for tgt := range n {
-			v := make([]int64, m)
-			for i := range v {
-				v[i] = int64(me*m + i + tgt)
-			}
-			if err := w.Accumulate(v, tgt, 0, typed.Sum[int64]); err != nil {
-				return err
-			}
-			if err := w.Accumulate(v, tgt, m, typed.Max[int64]); err != nil {
-				return err
-			}
-			if tgt == me {
-				if err := w.Accumulate(v, tgt, 2*m, typed.Replace[int64]); err != nil {
-					return err
+		var wg sync.WaitGroup
+		errs := make([]error, goroutines)
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range reps {
+					if err := w.Accumulate([]T{one}, 0, 1, add); err != nil {
+						errs[g] = err
+						return
+					}
 				}
-			}
+			}()
 		}
-		if err := w.Fence(); err != nil {
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return err
 		}
-		for i := range m {
-			var sum, mx int64
-			for r := range n {
-				sum += int64(r*m + i + me)
-				mx = max(mx, int64(r*m+i+me))
-			}
-			if base[i] != sum || base[m+i] != mx || base[2*m+i] != int64(me*m+i+me) {
-				return fmt.Errorf("rank %d element %d: sum %d max %d replaced %d, want %d %d %d",
-					me, i, base[i], base[m+i], base[2*m+i], sum, mx, me*m+i+me)
-			}
-		}
-		// An atomic read of the left neighbour's sums.
-		left := (me + n - 1) % n
-		got := make([]int64, m)
-		if err := w.GetAccumulate(make([]int64, m), got, left, 0, typed.NoOp[int64]); err != nil {
+		if err := w.UnlockAll(); err != nil {
 			return err
 		}
-		for i := range m {
-			var sum int64
-			for r := range n {
-				sum += int64(r*m + i + left)
-			}
-			if got[i] != sum {
-				return fmt.Errorf("rank %d: GetAccumulate(NoOp) of rank %d element %d: %d, want %d", me, left, i, got[i], sum)
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			if got, want := count(part[1]), n*goroutines*reps; got != want || count(part[0]) != 0 || count(part[2]) != 0 {
+				return fmt.Errorf("%d ranks: element 1 is %d, want %d (neighbours %d, %d)", n, got, want, count(part[0]), count(part[2]))
 			}
 		}
-		if err := w.Fence(); err != nil {
+		if err := c.Barrier(); err != nil {
 			return err
 		}
 		return w.Free()
-	})
-}
-
-// concurrentSum has every rank, from several goroutines, accumulate 1 into
-// one element of rank 0's part reps times, in a LockAll epoch: the element
-// must come out exactly ranks·goroutines·reps, whatever the element type
-// (updated by compare-and-swap or under a lock).
-func concurrentSum[T any](t *testing.T, one T, add typed.Op[T], count func(T) int) {
-	t.Helper()
-	const goroutines, reps = 3, 100
-	for _, n := range []int{2, 5, 16, 64} {
-		err := mpgo.Run(n, func(c *comm.Comm) error {
-			w, part, err := typed.AllocWindow[T](c, 3)
-			if err != nil {
-				return err
-			}
-			if err := w.LockAll(); err != nil {
-				return err
-			}
-			var wg sync.WaitGroup
-			errs := make([]error, goroutines)
-			for g := range goroutines {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range reps {
-						if err := w.Accumulate([]T{one}, 0, 1, add); err != nil {
-							errs[g] = err
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
-				return err
-			}
-			if err := w.UnlockAll(); err != nil {
-				return err
-			}
-			if err := c.Barrier(); err != nil {
-				return err
-			}
-			if c.Rank() == 0 {
-				if got, want := count(part[1]), n*goroutines*reps; got != want || count(part[0]) != 0 || count(part[2]) != 0 {
-					return fmt.Errorf("%d ranks: element 1 is %d, want %d (neighbours %d, %d)", n, got, want, count(part[0]), count(part[2]))
-				}
-			}
-			if err := c.Barrier(); err != nil {
-				return err
-			}
-			return w.Free()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -246,77 +259,88 @@ func TestWindowConcurrentAccumulate(t *testing.T) {
 	t.Run("complex128", func(t *testing.T) {
 		concurrentSum(t, complex(1, 0), typed.Sum[complex128], func(v complex128) int { return int(real(v)) })
 	})
-	addPair := func(inout, in []pair) {
-		for i := range inout {
-			inout[i].A += in[i].A
-			inout[i].B -= in[i].B
-		}
+	t.Run("pair", func(t *testing.T) { concurrentSum(t, pair{1, 1}, addPair, countPair) })
+	t.Run("triple", func(t *testing.T) { concurrentSum(t, triple{1, 2, 3}, addTriple, countTriple) })
+}
+
+// addPair is a user op on pairs: A counts up, B down.
+func addPair(inout, in []pair) {
+	for i := range inout {
+		inout[i].A += in[i].A
+		inout[i].B -= in[i].B
 	}
-	t.Run("pair", func(t *testing.T) {
-		concurrentSum(t, pair{1, 1}, addPair, func(v pair) int {
-			if v.A != -v.B {
-				return -1
-			}
-			return int(v.A)
-		})
-	})
-	addTriple := func(inout, in []triple) {
-		for i := range inout {
-			inout[i].A += in[i].A
-			inout[i].B += in[i].B
-			inout[i].C += in[i].C
-		}
+}
+
+// countPair reads addPair's count, -1 when A and B disagree (a torn update).
+func countPair(v pair) int {
+	if v.A != -v.B {
+		return -1
 	}
-	t.Run("triple", func(t *testing.T) {
-		concurrentSum(t, triple{1, 2, 3}, addTriple, func(v triple) int {
-			if v.B != 2*v.A || v.C != 3*v.A {
-				return -1
-			}
-			return int(v.A)
-		})
-	})
+	return int(v.A)
+}
+
+// addTriple is a user op on triples.
+func addTriple(inout, in []triple) {
+	for i := range inout {
+		inout[i].A += in[i].A
+		inout[i].B += in[i].B
+		inout[i].C += in[i].C
+	}
+}
+
+// countTriple reads addTriple's count of triple{1, 2, 3}s, -1 when torn.
+func countTriple(v triple) int {
+	if v.B != 2*v.A || v.C != 3*v.A {
+		return -1
+	}
+	return int(v.A)
 }
 
 // TestWindowCounter hands out work items with FetchAndOp on a counter at
 // rank 0: every item is handed out exactly once.
 func TestWindowCounter(t *testing.T) {
-	const items = 500
 	for _, n := range []int{1, 3, 8, 17} {
-		var mu sync.Mutex
-		seen := make([]int, items)
-		err := mpgo.Run(n, func(c *comm.Comm) error {
-			w, _, err := typed.AllocWindow[int64](c, 1)
+		if err := mpgo.Run(n, counterBody(500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// counterBody hands out items with FetchAndOp at rank 0 and checks, by an
+// Allreduce of who took what, that each was taken once.
+func counterBody(items int) func(c *comm.Comm) error {
+	return func(c *comm.Comm) error {
+		w, _, err := typed.AllocWindow[int64](c, 1)
+		if err != nil {
+			return err
+		}
+		if err := w.Lock(0, false); err != nil {
+			return err
+		}
+		took := make([]int64, items)
+		for {
+			i, err := w.FetchAndOp(1, 0, 0, typed.Sum[int64])
 			if err != nil {
 				return err
 			}
-			if err := w.Lock(0, false); err != nil {
-				return err
+			if i >= int64(items) {
+				break
 			}
-			for {
-				i, err := w.FetchAndOp(1, 0, 0, typed.Sum[int64])
-				if err != nil {
-					return err
-				}
-				if i >= items {
-					break
-				}
-				mu.Lock()
-				seen[i]++
-				mu.Unlock()
-			}
-			if err := w.Unlock(0); err != nil {
-				return err
-			}
-			return w.Free()
-		})
-		if err != nil {
-			t.Fatal(err)
+			took[i]++
 		}
-		for i, k := range seen {
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+		all := make([]int64, items)
+		if err := typed.Of[int64](c).Allreduce(took, all, typed.Sum[int64]); err != nil {
+			return err
+		}
+		for i, k := range all {
 			if k != 1 {
-				t.Fatalf("%d ranks: item %d handed out %d times", n, i, k)
+				return fmt.Errorf("%d ranks: item %d handed out %d times", c.Size(), i, k)
 			}
 		}
+		return w.Free()
 	}
 }
 
@@ -324,58 +348,61 @@ func TestWindowCounter(t *testing.T) {
 // guards with it a read-modify-write of another element by Get and Put:
 // no increment may be lost.
 func TestWindowCompareAndSwapMutex(t *testing.T) {
-	const reps = 50
 	for _, n := range []int{2, 4, 16} {
-		err := mpgo.Run(n, func(c *comm.Comm) error {
-			base := make([]int64, 2) // rank 0's: the mutex, the counter
-			w, err := typed.NewWindow(c, base)
-			if err != nil {
-				return err
-			}
-			if err := w.LockAll(); err != nil {
-				return err
-			}
-			for range reps {
-				for {
-					old, err := w.CompareAndSwap(0, int64(c.Rank()+1), 0, 0)
-					if err != nil {
-						return err
-					}
-					if old == 0 {
-						break
-					}
-					runtime.Gosched()
-				}
-				v := make([]int64, 1)
-				if err := w.Get(v, 0, 1); err != nil {
-					return err
-				}
-				v[0]++
-				if err := w.Put(v, 0, 1); err != nil {
-					return err
-				}
-				if err := w.Flush(0); err != nil {
-					return err
-				}
-				if old, err := w.FetchAndOp(0, 0, 0, typed.Replace[int64]); err != nil || old != int64(c.Rank()+1) {
-					return fmt.Errorf("rank %d: released a mutex held by %d (%v)", c.Rank(), old-1, err)
-				}
-			}
-			if err := w.UnlockAll(); err != nil {
-				return err
-			}
-			if err := w.Fence(); err != nil {
-				return err
-			}
-			if c.Rank() == 0 && base[1] != int64(n*reps) {
-				return fmt.Errorf("%d ranks: counter %d, want %d", n, base[1], n*reps)
-			}
-			return w.Free()
-		})
-		if err != nil {
+		if err := mpgo.Run(n, casMutex); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// casMutex is TestWindowCompareAndSwapMutex's rank function.
+func casMutex(c *comm.Comm) error {
+	const reps = 50
+	n := c.Size()
+	base := make([]int64, 2) // rank 0's: the mutex, the counter
+	w, err := typed.NewWindow(c, base)
+	if err != nil {
+		return err
+	}
+	if err := w.LockAll(); err != nil {
+		return err
+	}
+	for range reps {
+		for {
+			old, err := w.CompareAndSwap(0, int64(c.Rank()+1), 0, 0)
+			if err != nil {
+				return err
+			}
+			if old == 0 {
+				break
+			}
+			runtime.Gosched()
+		}
+		v := make([]int64, 1)
+		if err := w.Get(v, 0, 1); err != nil {
+			return err
+		}
+		v[0]++
+		if err := w.Put(v, 0, 1); err != nil {
+			return err
+		}
+		if err := w.Flush(0); err != nil {
+			return err
+		}
+		if old, err := w.FetchAndOp(0, 0, 0, typed.Replace[int64]); err != nil || old != int64(c.Rank()+1) {
+			return fmt.Errorf("rank %d: released a mutex held by %d (%v)", c.Rank(), old-1, err)
+		}
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := w.Fence(); err != nil {
+		return err
+	}
+	if c.Rank() == 0 && base[1] != int64(n*reps) {
+		return fmt.Errorf("%d ranks: counter %d, want %d", n, base[1], n*reps)
+	}
+	return w.Free()
 }
 
 // TestWindowPassiveTargetBusy: rank 0 computes without calling mpgo while
@@ -384,101 +411,107 @@ func TestWindowCompareAndSwapMutex(t *testing.T) {
 // exclusive locks keep the read-modify-writes apart.
 func TestWindowPassiveTargetBusy(t *testing.T) {
 	for _, n := range []int{2, 5, 17} {
-		err := mpgo.Run(n, func(c *comm.Comm) error {
-			w, part, err := typed.AllocWindow[int64](c, 2)
-			if err != nil {
-				return err
-			}
-			if c.Rank() == 0 {
-				// Busy: wait for the others' updates by reading memory,
-				// calling nothing of mpgo's.
-				for atomic.LoadInt64(&part[1]) < int64(n-1) {
-					runtime.Gosched()
-				}
-			} else {
-				for range 20 {
-					if err := w.Lock(0, true); err != nil {
-						return err
-					}
-					v := make([]int64, 1)
-					if err := w.Get(v, 0, 0); err != nil {
-						return err
-					}
-					v[0] += int64(c.Rank())
-					if err := w.Put(v, 0, 0); err != nil {
-						return err
-					}
-					if err := w.Unlock(0); err != nil {
-						return err
-					}
-				}
-				if err := w.Lock(0, false); err != nil {
-					return err
-				}
-				if _, err := w.FetchAndOp(1, 0, 1, typed.Sum[int64]); err != nil {
-					return err
-				}
-				if err := w.Unlock(0); err != nil {
-					return err
-				}
-			}
-			if err := c.Barrier(); err != nil {
-				return err
-			}
-			if c.Rank() == 0 {
-				if want := int64(20 * n * (n - 1) / 2); part[0] != want {
-					return fmt.Errorf("%d ranks: sum %d, want %d", n, part[0], want)
-				}
-			}
-			return w.Free()
-		})
-		if err != nil {
+		if err := mpgo.Run(n, passiveBusy); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
+// passiveBusy is TestWindowPassiveTargetBusy's rank function.
+func passiveBusy(c *comm.Comm) error {
+	n := c.Size()
+	w, part, err := typed.AllocWindow[int64](c, 2)
+	if err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		// Busy: wait for the others' updates by reading memory, calling
+		// nothing of mpgo's.
+		for atomic.LoadInt64(&part[1]) < int64(n-1) {
+			runtime.Gosched()
+		}
+	} else {
+		for range 20 {
+			if err := w.Lock(0, true); err != nil {
+				return err
+			}
+			v := make([]int64, 1)
+			if err := w.Get(v, 0, 0); err != nil {
+				return err
+			}
+			v[0] += int64(c.Rank())
+			if err := w.Put(v, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Unlock(0); err != nil {
+				return err
+			}
+		}
+		if err := w.Lock(0, false); err != nil {
+			return err
+		}
+		if _, err := w.FetchAndOp(1, 0, 1, typed.Sum[int64]); err != nil {
+			return err
+		}
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		if want := int64(20 * n * (n - 1) / 2); part[0] != want {
+			return fmt.Errorf("%d ranks: sum %d, want %d", n, part[0], want)
+		}
+	}
+	return w.Free()
+}
+
 // TestWindowPSCW: a ring by generalized active target: each rank exposes
 // its part to its left neighbour and accesses its right one's.
 func TestWindowPSCW(t *testing.T) {
-	onWindowRanks(t, func(c *comm.Comm) error {
-		n, me := c.Size(), c.Rank()
-		base := make([]int64, 1)
-		w, err := typed.NewWindow(c, base)
-		if err != nil {
+	onWindowRanks(t, pscwRing)
+}
+
+// pscwRing is TestWindowPSCW's rank function.
+func pscwRing(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	base := make([]int64, 1)
+	w, err := typed.NewWindow(c, base)
+	if err != nil {
+		return err
+	}
+	g := c.Group()
+	left, err := g.Incl([]int{(me + n - 1) % n})
+	if err != nil {
+		return err
+	}
+	right, err := g.Incl([]int{(me + 1) % n})
+	if err != nil {
+		return err
+	}
+	for round := range 3 {
+		if err := w.Post(left); err != nil {
 			return err
 		}
-		g := c.Group()
-		left, err := g.Incl([]int{(me + n - 1) % n})
-		if err != nil {
+		if err := w.Start(right); err != nil {
 			return err
 		}
-		right, err := g.Incl([]int{(me + 1) % n})
-		if err != nil {
+		if err := w.Put([]int64{int64(100*round + me)}, (me+1)%n, 0); err != nil {
 			return err
 		}
-		for round := range 3 {
-			if err := w.Post(left); err != nil {
-				return err
-			}
-			if err := w.Start(right); err != nil {
-				return err
-			}
-			if err := w.Put([]int64{int64(100*round + me)}, (me+1)%n, 0); err != nil {
-				return err
-			}
-			if err := w.Complete(); err != nil {
-				return err
-			}
-			if err := w.Wait(); err != nil {
-				return err
-			}
-			if want := int64(100*round + (me+n-1)%n); base[0] != want {
-				return fmt.Errorf("rank %d round %d: %d, want %d", me, round, base[0], want)
-			}
+		if err := w.Complete(); err != nil {
+			return err
 		}
-		return w.Free()
-	})
+		if err := w.Wait(); err != nil {
+			return err
+		}
+		if want := int64(100*round + (me+n-1)%n); base[0] != want {
+			return fmt.Errorf("rank %d round %d: %d, want %d", me, round, base[0], want)
+		}
+	}
+	return w.Free()
 }
 
 // TestWindowShared: parts of different lengths, one block of memory; each
