@@ -65,6 +65,20 @@ import (
 // number of windows unlimited: the ranks exchange references to their
 // parts, and a window owns no goroutine.
 //
+// When they do not (processes over TCP or RDMA), the target side of each
+// operation is an active-message handler of the window's own
+// [am.Endpoint], which runs on the target's dispatcher goroutine, so
+// passive target needs no call of the target's there either. Put and the
+// accumulates return once their request is sent (the origin's data is
+// copied into it); the end of the epoch, or a Flush, waits for the
+// target's acknowledgements. The ops of accumulates then travel by name:
+// typed's predefined operators ([Sum], [Prod], [Max], [Min], [BAnd] …
+// [LXor], [Replace], [NoOp]) on numbers, or Replace and NoOp on any
+// element type; a user's own Op fails with [comm.ErrNotSupported], as MPI
+// allows only predefined operations in accumulates. Shared windows
+// ([AllocSharedWindow], [Window.SharedQuery]) need the ranks in one
+// process and fail with ErrNotSupported otherwise.
+//
 // A Window may be used by several goroutines of its rank at once, except
 // for its collective calls ([Window.Fence], [Window.Free]), which, like a
 // communicator's, one goroutine of each rank makes, in the same order on
@@ -256,9 +270,15 @@ func atomicElems[T any](base []T) bool {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(base)))%sz == 0
 }
 
-// Comm returns the window's own communicator: a duplicate of the one it
-// was made on (same ranks, a context of its own).
-func (w *Window[T]) Comm() *comm.Comm { return w.wc }
+// Group returns the group of the window's ranks (MPI_Win_get_group): the
+// group of the communicator it was made on.
+func (w *Window[T]) Group() comm.Group { return w.wc.Group() }
+
+// Rank returns the calling rank's number in the window.
+func (w *Window[T]) Rank() int { return w.rank }
+
+// Size returns the number of ranks of the window.
+func (w *Window[T]) Size() int { return w.n }
 
 // Free ends the window (MPI_Win_free): collective, it returns on each rank
 // once every rank called it, so no rank accesses a part afterwards; then
