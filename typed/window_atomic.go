@@ -14,15 +14,18 @@ import (
 // memory, retried if another update came between (the op runs on copies
 // of the bits, so any Op works, user ops included). Any other element is
 // updated under a lock: the window has stripeCount of them, each covering
-// the blocks of stripeSpan elements that hash to it, so accumulates to
-// distant elements rarely wait on each other and one accumulate holds one
-// lock at a time.
+// the blocks of stripeBytes that hash to it, so accumulates to distant
+// elements rarely wait on each other, one accumulate holds one lock at a
+// time, and a long one takes a lock per block, not per element.
 
 const (
 	// stripeCount is the number of accumulate locks of a window.
 	stripeCount = 64
-	// stripeSpan is the number of consecutive elements one lock covers.
-	stripeSpan = 64
+	// stripeBytes is the size of the block of consecutive elements one
+	// lock covers (at least one element): an accumulate of 4 KiB of bytes
+	// took 64 locks with blocks of 64 elements, 1.9 µs in all, against
+	// MPICH's 1.8 µs.
+	stripeBytes = 4096
 	// stripePad fills a stripe to a cache line of its own, so that ranks
 	// updating different blocks do not take each other's lines.
 	stripePad = 64 - 8
@@ -36,8 +39,11 @@ type stripe struct {
 
 // stripeOf returns the lock of element i of target's part.
 func (sh *winShared[T]) stripeOf(target, i int) *stripe {
-	return &sh.stripes[uint(target*31+i/stripeSpan)%stripeCount]
+	return &sh.stripes[uint(target*31+i/stripeSpan[T]())%stripeCount]
 }
+
+// stripeSpan is the number of elements of T in a block of one lock.
+func stripeSpan[T any]() int { return max(1, stripeBytes/elemSize[T]()) }
 
 // accumulate combines src into target's elements from disp with op, each
 // element atomically; old, when not nil, receives their values before.
@@ -56,7 +62,8 @@ func (sh *winShared[T]) accumulate(target, disp int, src, old []T, op Op[T], s *
 	}
 	for lo := 0; lo < len(src); {
 		i := disp + lo
-		hi := min(len(src), lo+stripeSpan-i%stripeSpan)
+		span := stripeSpan[T]()
+		hi := min(len(src), lo+span-i%span)
 		m := sh.stripeOf(target, i)
 		m.Lock()
 		if old != nil {
