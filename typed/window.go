@@ -11,10 +11,10 @@ import (
 
 // Window is a window of one-sided communication (MPI 4.1 chapter 12): each
 // rank of a communicator exposes a slice of T, its part of the window, and
-// any rank reads, writes and updates the other ranks' parts with [Put],
-// [Get], the accumulates ([Window.Accumulate], [Window.GetAccumulate],
-// [Window.FetchAndOp], [Window.CompareAndSwap]) without their owners
-// taking part. Displacements and counts are in elements of T.
+// any rank reads, writes and updates the other ranks' parts with
+// [Window.Put], [Window.Get] and the accumulates ([Window.Accumulate],
+// [Window.GetAccumulate], [Window.FetchAndOp], [Window.CompareAndSwap])
+// without their owners taking part. Displacements and counts are in elements of T.
 //
 // # Epochs
 //
