@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
@@ -52,6 +53,35 @@ func TestWindowErrors(t *testing.T) {
 		{"UnlockAllWithoutLockAll", func(w *W) error { return w.UnlockAll() }, comm.ErrEpoch},
 		{"FlushWithoutLock", func(w *W) error { return w.Flush(1) }, comm.ErrEpoch},
 		{"FlushAllWithoutLock", func(w *W) error { return w.FlushAll() }, comm.ErrEpoch},
+		{"FlushLocalWithoutLock", func(w *W) error { return w.FlushLocal(1) }, comm.ErrEpoch},
+		{"FlushLocalAllWithoutLock", func(w *W) error { return w.FlushLocalAll() }, comm.ErrEpoch},
+		{"FlushOfAnotherTarget", func(w *W) error {
+			if err := w.Lock(0, false); err != nil {
+				return err
+			}
+			defer w.Unlock(0)
+			return w.Flush(1)
+		}, comm.ErrEpoch},
+		{"StartTwice", func(w *W) error {
+			self, err := w.Group().Incl([]int{w.Rank()})
+			if err != nil {
+				return err
+			}
+			if err := w.Post(self); err != nil {
+				return err
+			}
+			if err := w.Start(self); err != nil {
+				return err
+			}
+			err = w.Start(self)
+			if e := w.Complete(); e != nil {
+				return e
+			}
+			if e := w.Wait(); e != nil {
+				return e
+			}
+			return err
+		}, comm.ErrEpoch},
 		{"FenceInsideLock", func(w *W) error {
 			if err := w.Lock(1, false); err != nil {
 				return err
@@ -235,5 +265,63 @@ func TestWindowLockWaitDeadlock(t *testing.T) {
 	})
 	if !errors.Is(err, comm.ErrDeadlock) {
 		t.Fatalf("got %v, want ErrDeadlock", err)
+	}
+}
+
+// TestWindowLockModes: shared locks of one target are held at once (two
+// origins meet at a barrier while both hold one: were they exclusive,
+// that would deadlock), and an exclusive lock asked for meanwhile waits
+// for them: it sees what they wrote before their Unlocks.
+func TestWindowLockModes(t *testing.T) {
+	err := mpgo.Run(3, func(c *comm.Comm) error {
+		w, part, err := typed.AllocWindow[int64](c, 2)
+		if err != nil {
+			return err
+		}
+		pair, err := c.Split(map[bool]int{true: 0, false: comm.Undefined}[c.Rank() > 0], 0)
+		if err != nil {
+			return err
+		}
+		if pair != nil { // ranks 1 and 2
+			if err := w.Lock(0, false); err != nil {
+				return err
+			}
+			if err := pair.Barrier(); err != nil { // both hold the shared lock
+				return err
+			}
+			if c.Rank() == 1 { // tell rank 0 to ask for its exclusive lock
+				if err := c.Send(nil, comm.Byte, 0, 7); err != nil {
+					return err
+				}
+			}
+			time.Sleep(time.Millisecond) // give rank 0 time to queue
+			if err := w.Put([]int64{int64(c.Rank())}, 0, c.Rank()-1); err != nil {
+				return err
+			}
+			if err := w.Unlock(0); err != nil {
+				return err
+			}
+		} else {
+			if _, err := c.Recv(nil, comm.Byte, 1, 7); err != nil {
+				return err
+			}
+			if err := w.Lock(0, true); err != nil {
+				return err
+			}
+			got := make([]int64, 2)
+			if err := w.Get(got, 0, 0); err != nil {
+				return err
+			}
+			if err := w.Unlock(0); err != nil {
+				return err
+			}
+			if got[0] != 1 || got[1] != 2 || part[0] != 1 || part[1] != 2 {
+				return fmt.Errorf("exclusive lock after the shared ones reads %v, want [1 2]", got)
+			}
+		}
+		return w.Free()
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
