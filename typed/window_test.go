@@ -549,3 +549,24 @@ func TestWindowShared(t *testing.T) {
 		return w.Free()
 	})
 }
+
+// TestWindowOnSplit: windows on the halves of a split communicator are
+// independent, ranked in their halves, and run the reference programs.
+func TestWindowOnSplit(t *testing.T) {
+	err := mpgo.Run(7, func(c *comm.Comm) error {
+		half, err := c.Split(c.Rank()%2, -c.Rank()) // reversed order within each half
+		if err != nil {
+			return err
+		}
+		if err := accumulateReference(half); err != nil {
+			return fmt.Errorf("half of rank %d: %w", c.Rank(), err)
+		}
+		if err := pscwRing(half); err != nil {
+			return fmt.Errorf("half of rank %d: %w", c.Rank(), err)
+		}
+		return counterBody(100)(half)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
