@@ -93,7 +93,8 @@ type Window[T any] struct {
 	mem  []byte        // memory this rank mapped for the window: unmapped by Free
 	ep   epochs        // this rank's epochs as an origin and a target
 
-	spare atomic.Pointer[[2]T] // accumulates' scratch space (see scratch)
+	spare atomic.Pointer[[2]T]      // accumulates' scratch space (see scratch)
+	memo  atomic.Pointer[opMemo[T]] // the last accumulate op and its stand-in (see fastOp)
 }
 
 // winShared is what the ranks of a window share, in this process.

@@ -1,6 +1,7 @@
 package typed
 
 import (
+	"encoding/binary"
 	"reflect"
 	"runtime"
 	"strings"
@@ -75,6 +76,9 @@ func opFor[T any](code opCode) Op[T] {
 	case reflect.Int:
 		return via[T](intOp[int](code))
 	case reflect.Int8:
+		if code == opSum {
+			return via[T](sumBytes[int8])
+		}
 		return via[T](intOp[int8](code))
 	case reflect.Int16:
 		return via[T](intOp[int16](code))
@@ -85,6 +89,9 @@ func opFor[T any](code opCode) Op[T] {
 	case reflect.Uint:
 		return via[T](intOp[uint](code))
 	case reflect.Uint8:
+		if code == opSum {
+			return via[T](sumBytes[uint8])
+		}
 		return via[T](intOp[uint8](code))
 	case reflect.Uint16:
 		return via[T](intOp[uint16](code))
@@ -155,4 +162,51 @@ func complexOp[B Number](code opCode) func(inout, in []B) {
 		return Prod[B]
 	}
 	return nil
+}
+
+// sumBytes is [Sum] on bytes (wrapping, signed or not: the same bits),
+// eight at a time in the lanes of a uint64: the low seven bits of each
+// byte added without carries out of the lane, the top bit by exclusive
+// or. It is what an accumulate of bytes with Sum runs (see
+// Window.fastOp): the element-wise loop takes a cycle a byte.
+func sumBytes[B int8 | uint8](inout, in []B) {
+	a, b := recast[byte](inout), recast[byte](in)
+	const high = 0x8080808080808080
+	n := len(a) &^ 7
+	for i := 0; i < n; i += 8 {
+		x, y := binary.LittleEndian.Uint64(a[i:]), binary.LittleEndian.Uint64(b[i:])
+		binary.LittleEndian.PutUint64(a[i:], ((x&^high)+(y&^high))^((x^y)&high))
+	}
+	for i := n; i < len(a); i++ {
+		a[i] += b[i]
+	}
+}
+
+// opMemo is the op a window last looked up in fastOp, and what it runs
+// instead (nil: the op itself).
+type opMemo[T any] struct {
+	pc   uintptr
+	fast Op[T]
+}
+
+// fastOp returns what an accumulate with op runs: op itself, or, for
+// typed's Sum on bytes, sumBytes. The answer for the last op seen is kept:
+// looking an op up by name costs more than a small accumulate.
+func (w *Window[T]) fastOp(op Op[T]) Op[T] {
+	if elemSize[T]() != 1 {
+		return op
+	}
+	pc := reflect.ValueOf(op).Pointer()
+	m := w.memo.Load()
+	if m == nil || m.pc != pc {
+		m = &opMemo[T]{pc: pc}
+		if code := codeOf(op); code == opSum {
+			m.fast = opFor[T](code)
+		}
+		w.memo.Store(m)
+	}
+	if m.fast != nil {
+		return m.fast
+	}
+	return op
 }

@@ -53,7 +53,7 @@ func (w *Window[T]) Accumulate(src []T, target, disp int, op Op[T]) error {
 		return w.remoteAccumulate(src, nil, target, disp, op, "Accumulate")
 	}
 	s := w.scratch()
-	w.sh.accumulate(target, disp, src, nil, op, s)
+	w.sh.accumulate(target, disp, src, nil, w.fastOp(op), s)
 	w.unscratch(s)
 	return nil
 }
@@ -76,7 +76,7 @@ func (w *Window[T]) GetAccumulate(src, result []T, target, disp int, op Op[T]) e
 		return w.remoteAccumulate(src, result, target, disp, op, "GetAccumulate")
 	}
 	s := w.scratch()
-	w.sh.accumulate(target, disp, src, result, op, s)
+	w.sh.accumulate(target, disp, src, result, w.fastOp(op), s)
 	w.unscratch(s)
 	return nil
 }

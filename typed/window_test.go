@@ -570,3 +570,69 @@ func TestWindowOnSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWindowAccumulateBytes: accumulates of bytes with Sum (which run
+// eight bytes at a time) against the element-wise reference, for every
+// length up to 40 at every offset up to 9, signed and unsigned, wrapping
+// around.
+func TestWindowAccumulateBytes(t *testing.T) {
+	err := mpgo.Run(2, func(c *comm.Comm) error {
+		w, part, err := typed.AllocWindow[uint8](c, 64)
+		if err != nil {
+			return err
+		}
+		ws, sparts, err := typed.AllocWindow[int8](c, 64)
+		if err != nil {
+			return err
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		if err := ws.Fence(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			for n := range 41 {
+				for off := range 10 {
+					want := make([]uint8, 64)
+					for i := range part {
+						part[i] = uint8(i*37 + n)
+						sparts[i] = int8(part[i])
+						want[i] = part[i]
+					}
+					src := make([]uint8, n)
+					ssrc := make([]int8, n)
+					for i := range src {
+						src[i] = uint8(200 + i*13 + off)
+						ssrc[i] = int8(src[i])
+						want[off+i] += src[i]
+					}
+					if err := w.Accumulate(src, 0, off, typed.Sum[uint8]); err != nil {
+						return err
+					}
+					if err := ws.Accumulate(ssrc, 0, off, typed.Sum[int8]); err != nil {
+						return err
+					}
+					for i := range want {
+						if part[i] != want[i] || uint8(sparts[i]) != want[i] {
+							return fmt.Errorf("%d bytes at %d: element %d is %d (signed %d), want %d", n, off, i, part[i], sparts[i], want[i])
+						}
+					}
+				}
+			}
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		if err := ws.Fence(); err != nil {
+			return err
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+		return ws.Free()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
