@@ -1,0 +1,60 @@
+package shm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"strings"
+
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// DefaultEagerLimit is the protocol switch between the processes of a
+// host unless one is configured: shorter messages are copied through the
+// rings (two copies, no round trip), longer ones read by the receiver
+// from the sender's memory (one copy, after a round trip through the
+// rings: about a microsecond, the time to copy some tens of kilobytes).
+const DefaultEagerLimit = 32 << 10
+
+// DefaultRingSize is the bytes of each ring (one per ordered pair of
+// processes of a host): room for several messages of the eager limit, so
+// that a window of them is in flight at once. Memory is committed only
+// as the ring is used.
+const DefaultRingSize = 256 << 10
+
+// minRingSize is the smallest ring size Open takes.
+const minRingSize = 4 << 10
+
+// Config configures [Open].
+type Config struct {
+	// Layout says which process runs each world rank (required).
+	Layout device.Layout
+	// EagerLimit is the protocol switch between processes of the host;
+	// zero means DefaultEagerLimit. It is lowered to what a ring carries.
+	EagerLimit int
+	// RingSize is the bytes of each ring, a power of two of at least
+	// 4 KiB; zero means DefaultRingSize. The job runs with process 0's.
+	RingSize int
+	// NoCMA makes large messages go through the rings in chunks, as they
+	// do where the kernel forbids reading another process's memory
+	// (process_vm_readv failing with EPERM: Yama's ptrace_scope, a
+	// container's seccomp profile), instead of being read by the receiver
+	// straight from the sender's buffer. MPGO_SHM_CMA=0 sets it too.
+	NoCMA bool
+	// Host names this process's host: processes with the same name share
+	// memory. Empty means [HostID]. Tests set it to play several hosts.
+	Host string
+	// Getenv reads the environment (nil: os.Getenv): MPGO_SHM_CMA.
+	Getenv func(string) string
+}
+
+// HostID identifies this host, for finding which processes of a job
+// share it: a digest of its name and its boot id
+// (/proc/sys/kernel/random/boot_id), so that two machines of the same
+// name, or one machine before and after a reboot, differ.
+func HostID() string {
+	name, _ := os.Hostname()
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	sum := sha256.Sum256([]byte(name + "\x00" + strings.TrimSpace(string(boot))))
+	return hex.EncodeToString(sum[:16])
+}
