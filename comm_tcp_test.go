@@ -92,7 +92,8 @@ func TestWithRanks(t *testing.T) {
 }
 
 // Under MPICH's mpiexec: the semantics suite across 4 processes, 2
-// processes of 2 ranks, through Join; a failing rank, a process that
+// processes of 2 ranks (through shared memory, the processes sharing this
+// host, and over TCP with MPGO_SHM=0), through Join; a failing rank, a process that
 // exits abruptly and one that is killed: the job ends with an error, the
 // survivors report the lost peer, never a hang.
 func TestUnderMPIExec(t *testing.T) {
@@ -111,6 +112,9 @@ func TestUnderMPIExec(t *testing.T) {
 		inShort bool
 	}{
 		{"semantics", 4, nil, "semantics", true, []string{"rank 0 of 4: ok", "rank 1 of 4: ok", "rank 2 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"semantics over TCP", 4, []string{"MPGO_SHM=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"semantics without CMA", 4, []string{"MPGO_SHM_CMA=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
+		{"hybrid over TCP", 2, []string{"MPGO_RANKS_PER_PROC=2", "MPGO_SHM=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},

@@ -162,7 +162,7 @@ func (d *Device) poll() int {
 // Drive implements [device.Progressor]: the waiting rank polls the rings
 // itself for up to spins.rank (at least once), or until w is ready.
 func (d *Device) Drive(w device.Waiter) bool {
-	if w.Ready() || d.stop.Load() || !d.pollers.CompareAndSwap(0, 1) {
+	if w.Ready() || d.stop.Load() || len(d.peers) == 0 || !d.pollers.CompareAndSwap(0, 1) {
 		return w.Ready()
 	}
 	start := time.Now()
