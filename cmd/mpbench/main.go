@@ -74,6 +74,9 @@ import (
 )
 
 func main() {
+	if underLauncher() {
+		os.Exit(runLaunched(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var prog io.Writer
