@@ -209,25 +209,37 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 
 // Four processes started by the test itself, joined through the MPGO_ROOT
 // rendezvous: one kills itself mid-run, and each survivor must notice
-// within a bounded time, report the lost peer and exit non-zero.
+// within a bounded time, report the lost peer and exit non-zero; through
+// shared memory (the processes share this host: the end of the killed
+// process's Unix socket tells) and over TCP.
 func TestKilledProcessWithoutLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	bin := buildTCPCheck(t)
-	for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, "kill") {
-		if res.code == 0 {
-			t.Errorf("process %d exited 0:\n%s", r, res.out)
-		}
-		if r == 1 {
-			continue // the victim
-		}
-		if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
-			t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
-		}
-		if res.took > 20*time.Second {
-			t.Errorf("process %d took %v to end", r, res.took)
-		}
+	for _, tt := range []struct {
+		name string
+		env  []string
+	}{{"shm", nil}, {"tcp", []string{"MPGO_SHM=0"}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			for r, res := range runJobProcesses(t, 4, -1, time.Minute, tt.env, bin, "kill") {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				if r == 1 {
+					continue // the victim
+				}
+				if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
+					t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
+				}
+				if byShm := strings.Contains(res.out, "shm: "); byShm != (tt.env == nil) {
+					t.Errorf("process %d: the loss told by the shared-memory backend: %v, want %v:\n%s", r, byShm, tt.env == nil, res.out)
+				}
+				if res.took > 20*time.Second {
+					t.Errorf("process %d took %v to end", r, res.took)
+				}
+			}
+		})
 	}
 }
 

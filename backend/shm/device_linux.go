@@ -68,8 +68,9 @@ type Device struct {
 	pollMu   sync.Mutex
 	h        header // the record being handled; guarded by pollMu
 	pollers  atomic.Int32
-	lastPoll atomic.Int64 // when a rank's Drive last ended satisfied (unix ns)
-	idle     atomic.Bool  // the loop rests, waiting for kick
+	drives   atomic.Uint64 // rank waits that Drive ended satisfied
+	parks    atomic.Uint64 // rank waits that Drive ended unsatisfied: the rank parks
+	idle     atomic.Bool   // the loop rests, waiting for kick
 	kick     chan struct{}
 	stop     atomic.Bool
 	started  bool

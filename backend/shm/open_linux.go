@@ -135,6 +135,13 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	if ranks > runtime.NumCPU() {
 		d.spin = spins{} // oversubscribed: poll once, then sleep
 	}
+	if v := getenv("MPGO_SHM_SPIN"); v != "" {
+		t, err := time.ParseDuration(v)
+		if err != nil || t < 0 {
+			return nil, fmt.Errorf("%w: MPGO_SHM_SPIN=%q: want a duration such as 50us: %w", device.ErrBootstrap, v, device.ErrArg)
+		}
+		d.spin = spins{rank: t, loop: 2 * t}
+	}
 	if len(local) == 1 {
 		return d, nil
 	}

@@ -47,6 +47,12 @@ var defaultSpins = spins{rank: 50 * time.Microsecond, loop: 100 * time.Microseco
 // busy sender does not starve the others.
 const pollBatch = 64
 
+// driveCheck is how many times a rank polls between two looks at the
+// clock and two yields of its P: polling an empty ring costs a few
+// nanoseconds, reading the clock and yielding tens each, which would
+// otherwise delay noticing an arrival.
+const driveCheck = 64
+
 // loopNap bounds one sleep of the loop on its futex (it is woken
 // explicitly; the bound only limits what a lost wake-up could cost).
 const loopNap = 100 * time.Millisecond
@@ -57,9 +63,12 @@ func (d *Device) loop() {
 	quiet := time.Now()
 	rest := time.NewTimer(time.Hour)
 	defer rest.Stop()
+	var seen uint64 // d.drives when the loop last looked
 	for !d.stop.Load() {
-		if d.resting() {
-			d.rest(rest)
+		parks := d.parks.Load()
+		if drives := d.drives.Load(); d.pollers.Load() > 0 || drives != seen {
+			seen = drives
+			d.rest(rest, parks)
 			quiet = time.Now()
 			continue
 		}
@@ -80,19 +89,15 @@ func (d *Device) loop() {
 	}
 }
 
-// resting reports whether the loop leaves the rings to the ranks: one
-// polls, or one's wait ended well less than spins.loop ago.
-func (d *Device) resting() bool {
-	return d.pollers.Load() > 0 || time.Since(time.Unix(0, d.lastPoll.Load())) < d.spin.loop
-}
-
-// rest parks the loop until a rank that stops polling unsatisfied kicks
-// it, or for spins.loop at most. idle is written before resting is read
-// again, and Drive writes pollers and lastPoll before it reads idle, so
-// one of the two sees the other: no kick is lost.
-func (d *Device) rest(t *time.Timer) {
+// rest parks the loop, which found a rank polling or one whose wait ended
+// satisfied since it last looked, until a rank that stops polling
+// unsatisfied kicks it, or for spins.loop at most; parks is d.parks as
+// the loop read it before it looked. idle is written before parks is
+// read again, and Drive counts a park before it reads idle, so one of the
+// two sees the other: no kick is lost.
+func (d *Device) rest(t *time.Timer, parks uint64) {
 	d.idle.Store(true)
-	if d.resting() && !d.stop.Load() {
+	if d.parks.Load() == parks && !d.stop.Load() {
 		t.Reset(max(d.spin.loop, time.Microsecond))
 		select {
 		case <-d.kick:
@@ -165,22 +170,29 @@ func (d *Device) Drive(w device.Waiter) bool {
 	if w.Ready() || d.stop.Load() || len(d.peers) == 0 || !d.pollers.CompareAndSwap(0, 1) {
 		return w.Ready()
 	}
-	start := time.Now()
-	for {
+	var start time.Time // read lazily: most waits end within the first polls
+	for i := 1; ; i++ {
 		if d.pollMu.TryLock() {
 			d.poll()
 			d.pollMu.Unlock()
 		}
-		if w.Ready() || time.Since(start) >= d.spin.rank {
+		if w.Ready() {
 			break
 		}
-		runtime.Gosched() // another local rank, or a pull, may be what completes w
+		if i%driveCheck == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) >= d.spin.rank {
+				break
+			}
+			runtime.Gosched() // another local rank, or a pull, may be what completes w
+		}
 	}
 	done := w.Ready()
 	if done {
-		d.lastPoll.Store(time.Now().UnixNano()) // before pollers: the loop reads them in the other order
+		d.drives.Add(1) // before pollers: the loop reads them in the other order
 	} else {
-		d.lastPoll.Store(0) // parking: the loop takes over at once
+		d.parks.Add(1) // parking: the loop takes over at once
 	}
 	d.pollers.Store(0)
 	if d.idle.Load() && !done {
