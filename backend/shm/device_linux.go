@@ -66,7 +66,8 @@ type Device struct {
 
 	e        device.Engine
 	pollMu   sync.Mutex
-	h        header // the record being handled; guarded by pollMu
+	h        header   // the record being handled; guarded by pollMu
+	spare    *eagerIn // for the next eager arrival: the last one not kept; guarded by pollMu
 	pollers  atomic.Int32
 	drives   atomic.Uint64 // rank waits that Drive ended satisfied
 	parks    atomic.Uint64 // rank waits that Drive ended unsatisfied: the rank parks
@@ -242,13 +243,19 @@ func envelope(h *header) device.Envelope {
 func (d *Device) handle(from *peer, h *header, p []byte) error {
 	switch h.kind {
 	case kindEager:
-		m := &eagerIn{b: p}
+		m := d.spare
+		if m == nil {
+			m = new(eagerIn)
+		}
+		m.b, m.pulled, d.spare = p, false, nil
 		kept, err := d.e.Arrive(int(h.src), int(h.dst), envelope(h), m)
+		if kept {
+			m.detach() // the engine holds m now
+		} else {
+			m.b, d.spare = nil, m // pulled, or dropped: nobody holds m
+		}
 		if err != nil {
 			return arriveErr(err)
-		}
-		if kept {
-			m.detach()
 		}
 	case kindRTS:
 		return d.arriveRV(from, h, p)
