@@ -1,13 +1,6 @@
 package shm
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
-	"strings"
-
-	"github.com/mpgo/mpgo/comm/device"
-)
+import "github.com/mpgo/mpgo/comm/device"
 
 // DefaultEagerLimit is the protocol switch between the processes of a
 // host unless one is configured: shorter messages are copied through the
@@ -42,19 +35,9 @@ type Config struct {
 	// straight from the sender's buffer. MPGO_SHM_CMA=0 sets it too.
 	NoCMA bool
 	// Host names this process's host: processes with the same name share
-	// memory. Empty means [HostID]. Tests set it to play several hosts.
+	// memory. Empty means pmi.HostID (a digest of the host name and boot
+	// id). Tests set it to play several hosts.
 	Host string
 	// Getenv reads the environment (nil: os.Getenv): MPGO_SHM_CMA.
 	Getenv func(string) string
-}
-
-// HostID identifies this host, for finding which processes of a job
-// share it: a digest of its name and its boot id
-// (/proc/sys/kernel/random/boot_id), so that two machines of the same
-// name, or one machine before and after a reboot, differ.
-func HostID() string {
-	name, _ := os.Hostname()
-	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	sum := sha256.Sum256([]byte(name + "\x00" + strings.TrimSpace(string(boot))))
-	return hex.EncodeToString(sum[:16])
 }

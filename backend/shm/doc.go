@@ -21,7 +21,7 @@
 // mpgo.Join open it beside the TCP (or RDMA) backend and route the
 // messages between processes of one host through it (MPGO_SHM=0 turns
 // that off). It implements package device's boundary and nothing of the
-// engine. [HostID] is how processes find out that they share a host.
+// engine.
 //
 // Environment, read by [Open]: MPGO_SHM_CMA=0 (send large messages
 // through the rings, not by process_vm_readv).

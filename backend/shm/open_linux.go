@@ -55,7 +55,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	}
 	host := cfg.Host
 	if host == "" {
-		host = HostID()
+		host = pmi.HostID()
 	}
 	var nameBytes [12]byte
 	rand.Read(nameBytes[:])

@@ -2,16 +2,21 @@ package job_test
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/mpgo/mpgo/backend/shm"
 	"github.com/mpgo/mpgo/backend/tcp"
+	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
 	"github.com/mpgo/mpgo/comm/device/devicetest"
 	"github.com/mpgo/mpgo/internal/job"
 	"github.com/mpgo/mpgo/internal/job/jobtest"
+	"github.com/mpgo/mpgo/internal/pmi"
+	"github.com/mpgo/mpgo/typed"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -29,4 +34,79 @@ func TestRouteTwoHosts(t *testing.T) {
 			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Getenv: noEnv})
 		})
 	}))
+}
+
+// A job of 4 processes of 2 ranks on two played hosts (process p on host
+// p%2): SplitType(SplitShared) groups the ranks of each host, ordered by
+// world rank, and a reduction on that communicator stays on its host.
+func TestSplitSharedTwoHosts(t *testing.T) {
+	const procs, k = 4, 2
+	noEnv := func(string) string { return "" }
+	kvs := pmi.NewMemory(procs)
+	jobs := make([]*job.Job, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			host := fmt.Sprint("host", p%2)
+			jobs[p], errs[p] = job.Join(kvs[p], job.Config{RanksPerProcess: k, Host: host}, job.WithNear(
+				func(kv device.KV, l device.Layout) (job.Near, error) {
+					return shm.Open(kv, shm.Config{Layout: l, Getenv: noEnv, Host: host})
+				}, func(kv device.KV, l device.Layout) (device.Device, error) {
+					return tcp.Open(kv, tcp.Config{Layout: l, Getenv: noEnv})
+				}))
+			if errs[p] != nil {
+				kvs[p].Abort(1, errs[p].Error())
+			}
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			for _, j := range jobs {
+				if j != nil {
+					j.Abort(1, "test")
+				}
+			}
+			t.Fatalf("process %d: %v", p, err)
+		}
+	}
+	for r, err := range jobtest.Run(t, jobs, func(w *comm.Comm) error {
+		s, err := w.SplitType(comm.SplitShared, 0)
+		if err != nil {
+			return err
+		}
+		host := w.Rank() / k % 2
+		var want []int
+		for r := range w.Size() {
+			if r/k%2 == host {
+				want = append(want, r)
+			}
+		}
+		if s.Size() != len(want) || want[s.Rank()] != w.Rank() {
+			return fmt.Errorf("rank %d of %d on its host, want %d of %v", s.Rank(), s.Size(), slices.Index(want, w.Rank()), want)
+		}
+		sum := make([]int, 1)
+		if err := typed.Of[int](s).Allreduce([]int{w.Rank()}, sum, typed.Sum); err != nil {
+			return err
+		}
+		if wantSum := sumOf(want); sum[0] != wantSum {
+			return fmt.Errorf("the host's sum of ranks: %d, want %d", sum[0], wantSum)
+		}
+		return nil
+	}) {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}
+
+func sumOf(s []int) int {
+	n := 0
+	for _, v := range s {
+		n += v
+	}
+	return n
 }
