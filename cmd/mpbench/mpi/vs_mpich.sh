@@ -32,26 +32,29 @@ for r in $(seq "$runs"); do
 	run shm 8 allreduce "$out/mpbench" allreduce 1 64 $ar
 done
 python3 - "$out" <<'PY'
+# Runs are alternated (MPICH, then mpgo, in each round), so the ratio of a
+# round is measured over the same minutes: the paired ratio's median is
+# steadier on a busy machine than the ratio of the two medians.
 import sys, glob, statistics, collections
 out = sys.argv[1]
-med = collections.defaultdict(dict)
+vals = collections.defaultdict(list)  # (bench, size, impl) -> per-round figures
 for f in glob.glob(out + "/*.txt"):
     name, bench = f.split("/")[-1].split(".")[:2]
-    vals = collections.defaultdict(list)
     for line in open(f):
         p = line.split()
         if p and p[0] == "R":
-            size = int(p[3]); v = float(p[7] if bench == "bw" else p[4])
-            vals[size].append(v)
-    for size, v in vals.items():
-        med[bench, size][name] = (statistics.median(v), len(v))
+            vals[bench, int(p[3]), name].append(float(p[7] if bench == "bw" else p[4]))
 for bench in ("latency", "bw", "allreduce"):
     unit = "MB/s" if bench == "bw" else "us"
-    print(f"== {bench} ({unit}, medians; ratio = mpgo shm / MPICH{', higher is better' if bench == 'bw' else ', lower is better'})")
-    for (b, size) in sorted(k for k in med if k[0] == bench):
-        row = med[b, size]
-        cols = " ".join(f"{n}={row[n][0]:.4g}(n={row[n][1]})" for n in ("mpich", "shm", "tcp") if n in row)
-        ratio = row["shm"][0] / row["mpich"][0] if "shm" in row and "mpich" in row else float("nan")
-        print(f"{size:>9} {cols}  ratio={ratio:.2f}")
+    better = "higher" if bench == "bw" else "lower"
+    print(f"== {bench} ({unit}): medians over rounds; ratio mpgo shm / MPICH ({better} is better): of the medians, and median of the rounds' ratios")
+    for size in sorted({k[1] for k in vals if k[0] == bench}):
+        row = {n: vals[bench, size, n] for n in ("mpich", "shm", "tcp") if (bench, size, n) in vals}
+        cols = " ".join(f"{n}={statistics.median(v):.4g}(n={len(v)})" for n, v in row.items())
+        if "shm" in row and "mpich" in row:
+            r1 = statistics.median(row["shm"]) / statistics.median(row["mpich"])
+            r2 = statistics.median(a / b for a, b in zip(row["shm"], row["mpich"]))
+            cols += f"  ratio={r1:.2f} paired={r2:.2f}"
+        print(f"{size:>9} {cols}")
 PY
 echo "raw lines in $out" >&2
