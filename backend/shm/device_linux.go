@@ -178,7 +178,7 @@ func (d *Device) put(p *peer, h *header, payload []byte) error {
 			p.outMu.Unlock()
 			return err
 		}
-		backoff(i)
+		d.backoff(i)
 	}
 	p.outMu.Unlock()
 	if p.seg.sleeping().Load() != 0 {
@@ -210,15 +210,23 @@ func ringBell(s segment) {
 	wakeOn((*uint32)(unsafe.Pointer(s.bell())))
 }
 
-// backoff waits a little for a full ring to drain: yields first, then
-// sleeps in growing steps (the receiver may need this core).
-func backoff(i int) {
-	if i < 64 {
-		runtime.Gosched()
-		return
+// backoff waits a little for a full ring to drain: it yields its P for
+// a while (the receiver drains on another core, within microseconds),
+// then sleeps in growing steps; at once where the host's ranks outnumber
+// its cores, where spinning would take the core from the receiver.
+func (d *Device) backoff(i int) {
+	if d.spin.rank > 0 {
+		if i < backoffSpins {
+			runtime.Gosched()
+			return
+		}
+		i -= backoffSpins
 	}
-	time.Sleep(time.Duration(min(i-63, 100)) * time.Microsecond)
+	time.Sleep(time.Duration(min(i+1, 50)) * time.Microsecond)
 }
+
+// backoffSpins is how many times a producer yields before it sleeps.
+const backoffSpins = 1024
 
 // wake gets this process's receiver loop to look at its rings.
 func (d *Device) wake() {
