@@ -3,7 +3,6 @@ package job_test
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -15,7 +14,6 @@ import (
 	"github.com/mpgo/mpgo/comm/device/devicetest"
 	"github.com/mpgo/mpgo/internal/job"
 	"github.com/mpgo/mpgo/internal/job/jobtest"
-	"github.com/mpgo/mpgo/internal/pmi"
 	"github.com/mpgo/mpgo/typed"
 )
 
@@ -42,37 +40,15 @@ func TestRouteTwoHosts(t *testing.T) {
 func TestSplitSharedTwoHosts(t *testing.T) {
 	const procs, k = 4, 2
 	noEnv := func(string) string { return "" }
-	kvs := pmi.NewMemory(procs)
-	jobs := make([]*job.Job, procs)
-	errs := make([]error, procs)
-	var wg sync.WaitGroup
-	for p := range procs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			host := fmt.Sprint("host", p%2)
-			jobs[p], errs[p] = job.Join(kvs[p], job.Config{RanksPerProcess: k, Host: host}, job.WithNear(
-				func(kv device.KV, l device.Layout) (job.Near, error) {
-					return shm.Open(kv, shm.Config{Layout: l, Getenv: noEnv, Host: host})
-				}, func(kv device.KV, l device.Layout) (device.Device, error) {
-					return tcp.Open(kv, tcp.Config{Layout: l, Getenv: noEnv})
-				}))
-			if errs[p] != nil {
-				kvs[p].Abort(1, errs[p].Error())
-			}
-		}()
-	}
-	wg.Wait()
-	for p, err := range errs {
-		if err != nil {
-			for _, j := range jobs {
-				if j != nil {
-					j.Abort(1, "test")
-				}
-			}
-			t.Fatalf("process %d: %v", p, err)
-		}
-	}
+	jobs := jobtest.JoinEach(t, procs, func(p int) (job.Config, job.Opener) {
+		host := fmt.Sprint("host", p%2)
+		return job.Config{RanksPerProcess: k, Host: host}, job.WithNear(
+			func(kv device.KV, l device.Layout) (job.Near, error) {
+				return shm.Open(kv, shm.Config{Layout: l, Getenv: noEnv, Host: host})
+			}, func(kv device.KV, l device.Layout) (device.Device, error) {
+				return tcp.Open(kv, tcp.Config{Layout: l, Getenv: noEnv})
+			})
+	})
 	for r, err := range jobtest.Run(t, jobs, func(w *comm.Comm) error {
 		s, err := w.SplitType(comm.SplitShared, 0)
 		if err != nil {
