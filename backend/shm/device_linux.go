@@ -80,6 +80,7 @@ type Device struct {
 	pushers  sync.WaitGroup
 	closed   atomic.Bool
 
+	rvs    atomic.Int32 // rendezvous in flight here: sends in sends, pulls running
 	mu     sync.Mutex
 	nextID uint64
 	sends  map[uint64]*outRV

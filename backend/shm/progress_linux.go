@@ -43,6 +43,21 @@ type spins struct {
 // caught by the rank that waits for it.
 var defaultSpins = spins{rank: 50 * time.Microsecond, loop: 100 * time.Microsecond}
 
+// rvSpin is a waiting rank's polling window while a rendezvous is in
+// flight at its process: the wait then lasts as long as the payload's
+// copy (about a millisecond for some megabytes), and a rank that parked
+// meanwhile would add a wake-up through the loop to it, or, on a busy
+// machine, the wait for a time slice.
+const rvSpin = 2 * time.Millisecond
+
+// window is a waiting rank's polling window now.
+func (d *Device) window() time.Duration {
+	if d.spin.rank > 0 && d.rvs.Load() > 0 {
+		return max(d.spin.rank, rvSpin)
+	}
+	return d.spin.rank
+}
+
 // pollBatch bounds the records taken from one ring in a row, so that one
 // busy sender does not starve the others.
 const pollBatch = 64
@@ -182,7 +197,7 @@ func (d *Device) Drive(w device.Waiter) bool {
 		if i%driveCheck == 0 {
 			if start.IsZero() {
 				start = time.Now()
-			} else if time.Since(start) >= d.spin.rank {
+			} else if time.Since(start) >= d.window() {
 				break
 			}
 			runtime.Gosched() // another local rank, or a pull, may be what completes w

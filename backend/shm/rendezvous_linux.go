@@ -47,6 +47,7 @@ func (d *Device) sendRV(p *peer, h *header, data []byte, done func(error)) error
 	d.nextID++
 	id := d.nextID
 	d.sends[id] = rv
+	d.rvs.Add(1)
 	d.mu.Unlock()
 	var rts [16]byte
 	binary.NativeEndian.PutUint64(rts[:], uint64(uintptr(unsafe.Pointer(unsafe.SliceData(data)))))
@@ -72,6 +73,7 @@ func (d *Device) take(p *peer, id uint64) *outRV {
 		return nil
 	}
 	delete(d.sends, id)
+	d.rvs.Add(-1)
 	return rv
 }
 
@@ -146,6 +148,8 @@ func (d *Device) arriveRV(from *peer, h *header, p []byte) error {
 // sender's memory into dst (nothing with dst nil), and the sender told.
 func (rv *inRV) Pull(dst []byte) error {
 	d, p := rv.d, rv.from
+	d.rvs.Add(1)
+	defer d.rvs.Add(-1)
 	if len(dst) > 0 {
 		if !d.noCMA.Load() {
 			err := readFrom(p.pid, dst, rv.addr)
@@ -231,6 +235,7 @@ func (d *Device) failWith(p *peer, err error) {
 		if rv.to == p {
 			rvs = append(rvs, rv)
 			delete(d.sends, id)
+			d.rvs.Add(-1)
 		}
 	}
 	for k, pp := range d.pipes {
