@@ -182,8 +182,8 @@ func (d *Device) put(p *peer, h *header, payload []byte) error {
 		d.backoff(i)
 	}
 	p.outMu.Unlock()
-	if p.seg.sleeping().Load() != 0 {
-		ringBell(p.seg)
+	if p.seg.sleeping().Load() != 0 && p.seg.sleeping().CompareAndSwap(1, 0) {
+		ringBell(p.seg) // once: the producers after this one find it awake
 	}
 	return nil
 }

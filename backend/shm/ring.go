@@ -98,10 +98,19 @@ func cells(n int) int { return (n + cell - 1) &^ (cell - 1) }
 // ring is one side's view of a ring in mapped memory: the producer's in
 // the sender's process, the consumer's in the receiver's. Neither side's
 // methods are safe for concurrent use: the device serialises each side.
+//
+// Each side keeps its own sequence number and the last value it read of
+// the other's in process memory (as Lamport's queue with cached indices,
+// and FastForward, do): the producer reads tail only when its cached
+// value says the ring is full, the consumer reads head only when its
+// cached value says it is empty, so that while messages flow the two
+// cache lines are not pulled back and forth at every record.
 type ring struct {
 	head, tail *atomic.Uint64
 	data       []byte
 	size       uint64
+	mine       uint64 // the producer's head, or the consumer's tail
+	theirs     uint64 // the other side's, as last read
 }
 
 // newRing views mem, ringHeader bytes and a power of two of cells, as a
@@ -125,14 +134,17 @@ func maxRecord(size int) int { return size / 2 }
 // maxRecord.
 func (r *ring) tryPut(h *header, p []byte) bool {
 	total := uint64(cell + cells(len(p)))
-	head, tail := r.head.Load(), r.tail.Load()
+	head := r.mine
 	pos := head % r.size
 	pad := uint64(0)
 	if pos+total > r.size {
 		pad = r.size - pos
 	}
-	if head+pad+total-tail > r.size {
-		return false
+	if head+pad+total-r.theirs > r.size {
+		r.theirs = r.tail.Load()
+		if head+pad+total-r.theirs > r.size {
+			return false
+		}
 	}
 	if pad > 0 {
 		(&header{kind: kindPad, len: pad - cell}).put(r.data[pos : pos+cell])
@@ -140,7 +152,8 @@ func (r *ring) tryPut(h *header, p []byte) bool {
 	}
 	h.put(r.data[pos : pos+cell])
 	copy(r.data[pos+cell:], p)
-	r.head.Store(head + total)
+	r.mine = head + total
+	r.head.Store(r.mine)
 	return true
 }
 
@@ -153,9 +166,11 @@ func (r *ring) empty() bool { return r.tail.Load() == r.head.Load() }
 // producer wrote garbage): the ring is unusable from then on.
 func (r *ring) peek(h *header) ([]byte, bool, error) {
 	for {
-		tail := r.tail.Load()
-		if tail == r.head.Load() {
-			return nil, false, nil
+		tail := r.mine
+		if tail == r.theirs {
+			if r.theirs = r.head.Load(); tail == r.theirs {
+				return nil, false, nil
+			}
 		}
 		pos := tail % r.size
 		h.get(r.data[pos : pos+cell])
@@ -163,7 +178,8 @@ func (r *ring) peek(h *header) ([]byte, bool, error) {
 			return nil, false, fmt.Errorf("shm: a malformed record (kind %d, %d bytes) at %d", h.kind, h.len, tail)
 		}
 		if h.kind == kindPad {
-			r.tail.Store(tail + r.size - pos)
+			r.mine = tail + r.size - pos
+			r.tail.Store(r.mine)
 			continue
 		}
 		return r.data[pos+cell : pos+cell+h.len], true, nil
@@ -172,5 +188,6 @@ func (r *ring) peek(h *header) ([]byte, bool, error) {
 
 // next frees the record peek returned last, of header h.
 func (r *ring) next(h *header) {
-	r.tail.Store(r.tail.Load() + uint64(cell+cells(int(h.len))))
+	r.mine += uint64(cell + cells(int(h.len)))
+	r.tail.Store(r.mine)
 }

@@ -13,8 +13,9 @@ import (
 //
 // The control page holds the receiver's futex: sleeping says that its
 // receiver goroutine is about to sleep or sleeps on bell; a producer
-// that publishes a record and then sees sleeping set bumps bell and
-// wakes it. The receiver sets sleeping before it looks at its rings a
+// that publishes a record and then sees sleeping set clears it (so that
+// the producers after it, until the receiver sleeps again, make no
+// system call), bumps bell and wakes it. The receiver sets sleeping before it looks at its rings a
 // last time, and a producer publishes before it reads sleeping, so one
 // of the two sees the other (both accesses are sequentially consistent
 // atomics): no wake-up is lost.
