@@ -6,24 +6,8 @@ import (
 	"testing"
 
 	"github.com/mpgo/mpgo/comm"
-	"github.com/mpgo/mpgo/comm/device"
 	"github.com/mpgo/mpgo/comm/device/devicetest"
 )
-
-// nodeProc is a process of runNodes: a world and its loopback device.
-type nodeProc struct {
-	w     *comm.World
-	dev   device.Device
-	ranks []int
-}
-
-func (p *nodeProc) World() *comm.World { return p.w }
-func (p *nodeProc) Ranks() []int       { return p.ranks }
-func (p *nodeProc) Close() error {
-	err := p.dev.Close()
-	p.w.Close()
-	return err
-}
 
 // runNodes is runProcs with a node map: process p on node node(p).
 func runNodes(t *testing.T, procs, k int, node func(proc int) int, fn func(w *comm.Comm) error) []error {
@@ -41,7 +25,7 @@ func runNodes(t *testing.T, procs, k int, node func(proc int) int, fn func(w *co
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps[p] = &nodeProc{w: w, dev: devs[p], ranks: ranks}
+		ps[p] = devicetest.NewProcess(w, devs[p], ranks)
 	}
 	return devicetest.Play(ps, fn)
 }
