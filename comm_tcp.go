@@ -10,8 +10,10 @@ import (
 )
 
 // Join runs fn SPMD on this process's ranks of a job that a launcher
-// started, and returns when they have returned. The processes join over
-// TCP: MPICH's mpiexec and Slurm's srun --mpi=pmi2 are found through
+// started, and returns when they have returned. The processes of one
+// host talk through shared memory (package backend/shm; MPGO_SHM=0 or
+// [WithoutSharedMemory] turns that off, and MPGO_HEARTBEAT, which only
+// TCP keeps, does too), the others over TCP (or RDMA: MPGO_BACKEND): MPICH's mpiexec and Slurm's srun --mpi=pmi2 are found through
 // their PMI socket (PMI_FD or PMI_PORT), Open MPI's mpirun through
 // OMPI_COMM_WORLD_RANK with a rendezvous address in MPGO_ROOT=host:port
 // and a job secret in MPGO_SECRET, without which it refuses to start

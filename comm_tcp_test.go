@@ -175,7 +175,8 @@ func TestUnderMPIExecWarnsRanks(t *testing.T) {
 }
 
 // Under MPICH's mpiexec: the semantics suite across 4 processes, 2
-// processes of 2 ranks, through Join; a failing rank, a process that
+// processes of 2 ranks (through shared memory, the processes sharing this
+// host, and over TCP with MPGO_SHM=0), through Join; a failing rank, a process that
 // exits abruptly and one that is killed: the job ends with an error, the
 // survivors report the lost peer, never a hang.
 func TestUnderMPIExec(t *testing.T) {
@@ -194,6 +195,9 @@ func TestUnderMPIExec(t *testing.T) {
 		inShort bool
 	}{
 		{"semantics", 4, nil, "semantics", true, []string{"rank 0 of 4: ok", "rank 1 of 4: ok", "rank 2 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"semantics over TCP", 4, []string{"MPGO_SHM=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"semantics without CMA", 4, []string{"MPGO_SHM_CMA=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
+		{"hybrid over TCP", 2, []string{"MPGO_RANKS_PER_PROC=2", "MPGO_SHM=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
@@ -288,25 +292,37 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 
 // Four processes started by the test itself, joined through the MPGO_ROOT
 // rendezvous: one kills itself mid-run, and each survivor must notice
-// within a bounded time, report the lost peer and exit non-zero.
+// within a bounded time, report the lost peer and exit non-zero; through
+// shared memory (the processes share this host: the end of the killed
+// process's Unix socket tells) and over TCP.
 func TestKilledProcessWithoutLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	bin := buildTCPCheck(t)
-	for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, "kill") {
-		if res.code == 0 {
-			t.Errorf("process %d exited 0:\n%s", r, res.out)
-		}
-		if r == 1 {
-			continue // the victim
-		}
-		if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
-			t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
-		}
-		if res.took > 20*time.Second {
-			t.Errorf("process %d took %v to end", r, res.took)
-		}
+	for _, tt := range []struct {
+		name string
+		env  []string
+	}{{"shm", nil}, {"tcp", []string{"MPGO_SHM=0"}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			for r, res := range runJobProcesses(t, 4, -1, time.Minute, tt.env, bin, "kill") {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				if r == 1 {
+					continue // the victim
+				}
+				if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
+					t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
+				}
+				if byShm := strings.Contains(res.out, "shm: "); byShm != (tt.env == nil) {
+					t.Errorf("process %d: the loss told by the shared-memory backend: %v, want %v:\n%s", r, byShm, tt.env == nil, res.out)
+				}
+				if res.took > 20*time.Second {
+					t.Errorf("process %d took %v to end", r, res.took)
+				}
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mpgo/mpgo/backend/rdma"
+	"github.com/mpgo/mpgo/backend/shm"
 	"github.com/mpgo/mpgo/backend/tcp"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
@@ -25,8 +26,8 @@ var ErrBootstrap = device.ErrBootstrap
 // environment sets it, else [WithRanks]'s number, else runtime.NumCPU()
 // (see WithRanks for why the environment comes first). Under a launcher (MPICH's mpiexec, Slurm's
 // srun --mpi=pmi2, Open MPI's mpirun with MPGO_ROOT and MPGO_SECRET: see
-// Launchers in the package documentation) it joins the job through the
-// TCP backend, as [Join] does, and on failure asks the launcher to end the
+// Launchers in the package documentation) it joins the job as [Join]
+// does (shared memory between the processes of a host, TCP between hosts), and on failure asks the launcher to end the
 // whole job.
 func Main(fn func(world *comm.Comm) error, opts ...Option) {
 	if launched() {
@@ -97,8 +98,33 @@ func ranksIgnored(ranks, size int) string {
 	return fmt.Sprintf("mpgo: warning: WithRanks(%d) ignored: the launcher started %d ranks (its -n, times MPGO_RANKS_PER_PROC)", ranks, size)
 }
 
-// opener returns how to open the named backend's device.
+// opener returns how to open the named backend's device, routing the
+// messages between processes of one host through the shared-memory
+// backend unless that is off ([sharedMemory]).
 func opener(backend string, cfg *config, getenv func(string) string) (job.Opener, error) {
+	far, err := farOpener(backend, cfg, getenv)
+	if err != nil || !sharedMemory(cfg, getenv) {
+		return far, err
+	}
+	return job.WithNear(func(kv device.KV, l device.Layout) (job.Near, error) {
+		return shm.Open(kv, shm.Config{Layout: l, EagerLimit: cfg.eagerLimit, Getenv: getenv})
+	}, far), nil
+}
+
+// sharedMemory reports whether processes of one host talk through
+// shared memory: unless [WithoutSharedMemory] or MPGO_SHM=0 says not,
+// or MPGO_HEARTBEAT asks for a heartbeat, which only the TCP backend
+// keeps (a stopped process keeps its shared-memory peers waiting).
+func sharedMemory(cfg *config, getenv func(string) string) bool {
+	if cfg.noSHM || getenv("MPGO_SHM") == "0" {
+		return false
+	}
+	hb := getenv("MPGO_HEARTBEAT")
+	return hb == "" || hb == "0"
+}
+
+// farOpener returns how to open the named backend's device.
+func farOpener(backend string, cfg *config, getenv func(string) string) (job.Opener, error) {
 	switch backend {
 	case "", "tcp":
 		return func(kv device.KV, l device.Layout) (device.Device, error) {

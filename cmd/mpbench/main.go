@@ -91,6 +91,9 @@ import (
 )
 
 func main() {
+	if underLauncher() {
+		os.Exit(runLaunched(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prog := &progress{w: os.Stderr, every: progressEvery}
