@@ -5,10 +5,16 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/mpgo/mpgo"
 )
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
+		if mode == "nbody" { // a process of TestTraceUnderMPIExec's job
+			mpgo.Main(nbodyLike(3))
+			return
+		}
 		helperMain(mode) // a process of a job a test started: it exits
 		return
 	}

@@ -17,9 +17,10 @@ type config struct {
 	eagerLimit  int
 	eagerBuffer int // 0: MPGO_EAGER_BUFFER, or the default
 	noDeadlock  bool
-	ranks       int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
-	backend     string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
-	provider    string // the RDMA backend's libfabric provider (WithFabric)
+	ranks       int         // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
+	backend     string      // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
+	provider    string      // the RDMA backend's libfabric provider (WithFabric)
+	obs         observation // what the run records of itself (observe.go)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's
@@ -86,6 +87,9 @@ func newConfig(opts []Option) (*config, error) {
 		if err := o(c); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.obs.fromEnv(os.Getenv); err != nil {
+		return nil, err
 	}
 	if c.eagerBuffer == 0 {
 		if s := os.Getenv("MPGO_EAGER_BUFFER"); s != "" {

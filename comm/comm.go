@@ -47,6 +47,7 @@ type Comm struct {
 	freed *atomic.Bool // set by Free; shared with cc (see create.go)
 	busy  *atomic.Bool // set while a collective call of this rank runs on c (guard.go); shared with cc
 	cst   *collState   // collective settings and shared-memory state (coll.go); nil until used
+	ct    *collTrace   // the collective call in the timeline and counters (observe_coll.go); nil: none
 }
 
 // marks are a communicator's flags, allocated together, a cache line to
@@ -66,7 +67,9 @@ const marksPad = 64 - 8
 // newComm returns a communicator and its collective twin.
 func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
 	m := new(marks)
-	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy}
+	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy,
+		ct: newCollTrace(ep.Observer())}
+	observeComm(ep, c)
 	cc := *c
 	cc.ctx |= 1
 	c.cc = &cc
@@ -168,8 +171,9 @@ func (c *Comm) checkRecv(t Type, src, tag int) error {
 }
 
 // startSend validates and starts a send; the request is pooled for blocking
-// calls.
-func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled bool) (*engine.Request, error) {
+// calls, and for an Isend (async), whose request is released to the
+// caller once started.
+func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled, async bool) (*engine.Request, error) {
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, pooled)
 	}
@@ -178,6 +182,9 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, poo
 	}
 	r := c.newReq(engine.KindSend, pooled)
 	r.SetSend(mode, engine.Type(t), buf)
+	if async {
+		r.SetAsync()
+	}
 	// postSend, written out: one call less on the path of every send.
 	if err := r.StartSend(c.rank, dst, c.worldOf(dst), tag, pooled); err != nil {
 		return nil, err
@@ -220,7 +227,7 @@ func (c *Comm) postRecv(r *engine.Request, src, tag int, pooled bool) (*engine.R
 }
 
 func (c *Comm) send(buf []byte, t Type, dst, tag int, mode engine.Mode) error {
-	r, err := c.startSend(buf, t, dst, tag, mode, true)
+	r, err := c.startSend(buf, t, dst, tag, mode, true, false)
 	if err != nil {
 		return err
 	}
@@ -267,7 +274,7 @@ func (c *Comm) IsendOwned(buf []byte, t Type, dst, tag int) (*Request, error) {
 // completed at once goes back to the pool and the caller gets the shared
 // completedSend; one still in flight becomes the caller's.
 func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Request, error) {
-	r, err := c.startSend(buf, t, dst, tag, mode, true)
+	r, err := c.startSend(buf, t, dst, tag, mode, true, true)
 	if err != nil {
 		return nil, err
 	}

@@ -61,12 +61,20 @@ type Config struct {
 	// work in two levels (shared memory inside each process, the device
 	// between one leader per process). Nil: one process.
 	Process func(rank int) int
+	// Observe says what the world records of its run: a timeline,
+	// counters, the outcomes of wildcard matching. Zero: nothing.
+	Observe Observe
 }
 
 // NewWorld creates a world of n ranks. With a Device, it starts the device
 // (Device.Start) with the world's engine.
 func NewWorld(n int, cfg Config) (*World, error) {
-	w, err := engine.NewWorld(n, engine.Config(cfg))
+	obs, err := newObserver(n, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, err := engine.NewWorld(n, engine.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock,
+		DetectInterval: cfg.DetectInterval, Local: cfg.Local, Device: cfg.Device, Process: cfg.Process, Observe: obs})
 	return (*World)(w), err
 }
 

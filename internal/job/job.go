@@ -28,6 +28,8 @@ type Config struct {
 	// EagerBuffer bounds the eager messages queued between two ranks of
 	// this process (see comm.Config); zero means comm.DefaultEagerBuffer.
 	EagerBuffer int
+	// Observe says what the world records of its run (see comm.Config).
+	Observe comm.Observe
 }
 
 // Opener opens a backend's device for this process, from the job's
@@ -87,7 +89,7 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Local: ranks, Device: dev, Process: owner})
+	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Observe: cfg.Observe, Local: ranks, Device: dev, Process: owner})
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)

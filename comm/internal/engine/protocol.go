@@ -192,6 +192,9 @@ func take(r *Request, m *msg) {
 		s.complete(Status{}, nil)
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
+	if o := r.ep.obs; o != nil {
+		r.traceRecv(o, st)
+	}
 	r.complete(st, err)
 }
 
@@ -233,6 +236,9 @@ func dropBuf(m *msg) {
 
 // startSend starts send r towards world rank r.peer.
 func (ep *Endpoint) startSend(r *Request) error {
+	if ep.obs != nil {
+		r.stamp(ep.obs)
+	}
 	if !ep.w.isLocal(r.peer) {
 		return ep.sendRemote(r)
 	}
@@ -270,6 +276,9 @@ func (ep *Endpoint) startSend(r *Request) error {
 
 // startRecv posts receive r on this rank's inbox.
 func (ep *Endpoint) startRecv(r *Request) error {
+	if ep.obs != nil {
+		r.stamp(ep.obs)
+	}
 	m, err := ep.inbox.post(r)
 	if err != nil {
 		return err

@@ -61,6 +61,7 @@ type Request struct {
 	owned      bool // receive: take the sender's slice instead of copying
 	asBuf      bool // receive (with owned): deliver a *buffer.Buf
 	typ        Type
+	t0hi       uint8 // start time, high bits (observe.go)
 	ctx        uint64
 	src        int // receive: requested local source or AnySource; send: sender's local rank
 	tag        int // receive: requested tag or AnyTag
@@ -95,6 +96,7 @@ type Request struct {
 	// it fires, so that the deadlock detector never sees the rank blocked
 	// between the completion and the helper running again.
 	quiet atomic.Uint32
+	t0lo  uint32 // start time, low bits (observe.go)
 }
 
 // States of Request.quiet.
@@ -124,6 +126,11 @@ func (r *Request) complete(st Status, err error) {
 		st.Count /= sz
 	}
 	r.st, r.err = st, err
+	if r.kind == KindSend {
+		if o := r.ep.observer(); o != nil {
+			r.traceSend(o, err)
+		}
+	}
 	if r.quiet.Load() == quietSleeping && r.quiet.CompareAndSwap(quietSleeping, quietWoken) {
 		r.ep.helpers.Add(1)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mpgo/mpgo/buffer"
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/internal/trace"
 )
 
 // World is one run's set of ranks that share this process's memory: their
@@ -27,6 +28,7 @@ type World struct {
 	pool        *buffer.Pool      // eager copies
 	local       []bool            // which world ranks run here; nil: all
 	process     func(int) int     // Config.Process
+	observe     *trace.Set        // Config.Observe
 
 	state   atomic.Int32          // stateRunning, stateAborted, stateClosed
 	cause   atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
@@ -72,6 +74,7 @@ type Config struct {
 	Local          []int
 	Device         device.Device
 	Process        func(rank int) int
+	Observe        *trace.Set // what to record of the run; nil: nothing
 }
 
 // Endpoint is one rank of a world: its inbox and what it is parked on.
@@ -87,6 +90,7 @@ type Endpoint struct {
 	waitOne  atomic.Pointer[Request]
 	waitMany atomic.Pointer[waitRec]
 	done     atomic.Bool // the rank's function returned
+	obs      *trace.Rank // what the world records of this rank (observe.go); nil: nothing
 
 	// spare caches one pooled request for this rank's next blocking call:
 	// an atomic swap on the rank's own cache line is cheaper than a
@@ -146,7 +150,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comm: eager pool: %w", err)
 	}
-	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, pool: pool,
+	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, pool: pool, observe: cfg.Observe,
 		closed: make(chan struct{})}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
@@ -160,6 +164,9 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		ep := &w.eps[i]
 		ep.w, ep.rank = w, i
 		ep.inbox.ep = ep
+		if cfg.Observe != nil {
+			ep.obs = cfg.Observe.Rank(i)
+		}
 		if n <= directPairs {
 			ep.inbox.direct = make([]atomic.Pointer[pair], n)
 		}
@@ -431,7 +438,7 @@ func (ep *Endpoint) park(r *Request) {
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
 	ep.markRunning(false)
-	r.ev.sleep()
+	ep.sleepObserved(&r.ev)
 	ep.markRunning(true)
 	ep.waitOne.Store(nil)
 }
@@ -445,7 +452,7 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	ep.parks.Add(1)
 	ep.waitMany.Store(wr)
 	ep.markRunning(false)
-	<-c
+	ep.waitObserved(c)
 	ep.markRunning(true)
 	ep.waitMany.Store(nil)
 }
