@@ -117,7 +117,11 @@ func (c *Comm) newReq(kind engine.Kind, pooled bool) *engine.Request {
 
 // finish waits for a pooled request, returns its outcome and recycles it.
 func (c *Comm) finish(r *engine.Request) (Status, []byte, error) {
+	wild := c.ct != nil && r.WildcardRecv() // read before r is recycled
 	st, got, err := r.Finish()
+	if wild {
+		c.recordFinished(st, err)
+	}
 	return Status(st), got, err
 }
 
@@ -196,6 +200,9 @@ func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (
 	if src == ProcNull {
 		return c.procNull(engine.KindRecv, t, tag, pooled)
 	}
+	if src == AnySource && c.ct != nil {
+		src = c.replayed(src)
+	}
 	if err := c.checkRecv(t, src, tag); err != nil {
 		return nil, err
 	}
@@ -204,6 +211,9 @@ func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (
 	// postRecv, written out: one call less on the path of every receive.
 	if err := r.StartRecv(src, c.peerOf(src), tag, pooled); err != nil {
 		return nil, err
+	}
+	if !pooled && c.ct != nil {
+		c.pend(r)
 	}
 	return r, nil
 }
@@ -284,7 +294,12 @@ func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Reque
 // release turns a pooled send request just started into the caller's: a
 // shared completed request when it completed at once (r goes back to the
 // pool), otherwise r itself.
-func (c *Comm) release(r *engine.Request) *Request { return user(r.Release()) }
+func (c *Comm) release(r *engine.Request) *Request {
+	if c.ct != nil && c.replayLog() != nil {
+		return user(r.ReleaseOwn()) // see ReleaseOwn
+	}
+	return user(r.Release())
+}
 
 // Recv receives a message of type t from src (or AnySource) with tag (or
 // AnyTag) into buf. Status.Count is in elements of t. A message longer than
@@ -350,6 +365,16 @@ func (c *Comm) probeNull(tag int) (Status, error) {
 // Iprobe reports whether a message from src with tag can be received now,
 // without receiving it. Status.Count is in bytes.
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	if c != nil && c.ct != nil {
+		if l := c.replayLog(); l != nil {
+			return c.iprobeLogged(l, src, tag)
+		}
+	}
+	return c.iprobe(src, tag)
+}
+
+// iprobe is Iprobe.
+func (c *Comm) iprobe(src, tag int) (Status, bool, error) {
 	if src == ProcNull {
 		st, err := c.probeNull(tag)
 		return st, err == nil, err
@@ -371,6 +396,17 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 // returns its status (Count in bytes) without receiving it: the next
 // matching receive gets that message.
 func (c *Comm) Probe(src, tag int) (Status, error) {
+	if c != nil && c.ct != nil && src == AnySource {
+		p := c.replayed(src)
+		st, err := c.probe(p, tag)
+		c.recordSource(p, st, err)
+		return st, err
+	}
+	return c.probe(src, tag)
+}
+
+// probe is Probe.
+func (c *Comm) probe(src, tag int) (Status, error) {
 	if src == ProcNull {
 		return c.probeNull(tag)
 	}

@@ -40,8 +40,8 @@ type Observe struct {
 // messages and bytes sent and received (its own calls and those its
 // collectives made; shared-memory collectives move data without
 // messages), its collective calls, how long its goroutines were parked
-// waiting in mpgo, and the most messages that waited at once in its
-// unexpected queues, arrived before their receive was posted.
+// waiting in mpgo, and the most messages from one sender that waited at
+// once in its unexpected queue (arrived before their receive was posted).
 type RankStats struct {
 	Rank          int // world rank
 	MsgsSent      int64

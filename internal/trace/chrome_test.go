@@ -114,8 +114,8 @@ func TestDroppedRecordsGetNoFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		s.Rank(0).Sent(0, 2, 0, 1, 1, 0, 8, false, false)
-		s.Rank(1).Received(0, 2, 0, 0, 8, false)
+		s.Rank(0).Sent(0, 1, 2, 0, 1, 1, 0, 8, false, false)
+		s.Rank(1).Received(0, 1, 2, 0, 0, 8, false)
 	}
 	f := s.Export()
 	if n := len(flowPairs(t, &f)); n != 0 {

@@ -15,8 +15,7 @@ type counters struct {
 	recvMsgs   atomic.Int64
 	recvBytes  atomic.Int64
 	blocked    atomic.Int64 // nanoseconds parked
-	unexp      atomic.Int64 // messages in the rank's unexpected queues now
-	unexpMax   atomic.Int64 // the most there were at once
+	unexpMax   atomic.Int64 // the longest one of the rank's unexpected queues was
 	collective atomic.Int64 // collective calls
 	_          [cacheLine]byte
 }
@@ -28,8 +27,8 @@ const cacheLine = 64
 // Stats are a rank's counters: the messages and bytes its point-to-point
 // operations (its own, and those of the collectives it called) sent and
 // received, how long its goroutines were parked waiting in mpgo, and the
-// most messages that waited at once in its unexpected queues (arrived
-// before their receive was posted).
+// most messages from one sender that waited at once in its unexpected
+// queue (arrived before their receive was posted).
 type Stats struct {
 	Rank          int
 	MsgsSent      int64
@@ -51,10 +50,9 @@ func (c *counters) received(bytes int64) {
 	c.recvBytes.Add(bytes)
 }
 
-// unexpected counts delta messages into (or out of) the unexpected
-// queues, keeping the high-water mark.
-func (c *counters) unexpected(delta int64) {
-	n := c.unexp.Add(delta)
+// unexpected keeps the high-water mark of the unexpected queues, one of
+// which holds n messages: a load, and a store only when the mark rises.
+func (c *counters) unexpected(n int64) {
 	for {
 		m := c.unexpMax.Load()
 		if n <= m || c.unexpMax.CompareAndSwap(m, n) {

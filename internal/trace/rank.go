@@ -23,30 +23,30 @@ func (o *Rank) Tracing() bool { return o.ring != nil }
 // Log returns the rank's record/replay log, nil when there is none.
 func (o *Rank) Log() *Log { return o.log }
 
-// Sent records a send from start until now: on the communicator of
+// Sent records a send from start until end: on the communicator of
 // context ctx, from its rank src to its rank dst (world rank dstWorld)
 // with tag, of bytes. failed: it completed with an error.
-func (o *Rank) Sent(start int64, ctx uint64, src, dst, dstWorld, tag, bytes int, async, failed bool) {
+func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes int, async, failed bool) {
 	if !failed {
 		o.c.sent(int64(bytes))
 	}
 	if o.ring == nil {
 		return
 	}
-	rec := Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: int32(dst),
+	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: int32(dst),
 		DstWorld: int32(dstWorld), Tag: int32(tag), Op: OpSend, Flags: flags(async, failed)}
 	o.ring.add(&rec)
 }
 
-// Received records a receive from start until now that matched the
+// Received records a receive from start until end that matched the
 // message src (the sender's rank in the communicator of context ctx)
 // sent with tag, of bytes.
-func (o *Rank) Received(start int64, ctx uint64, src, tag, bytes int, async bool) {
+func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async bool) {
 	o.c.received(int64(bytes))
 	if o.ring == nil {
 		return
 	}
-	rec := Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: -1,
+	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: -1,
 		DstWorld: int32(o.world), Tag: int32(tag), Op: OpRecv, Flags: flags(async, false)}
 	o.ring.add(&rec)
 }
@@ -67,9 +67,9 @@ func (o *Rank) Collective(start int64, ctx uint64, name, alg uint16, bytes int) 
 // Blocked counts ns nanoseconds a goroutine of the rank was parked.
 func (o *Rank) Blocked(ns int64) { o.c.blocked.Add(ns) }
 
-// Unexpected counts delta messages into (1) or out of (-1) the rank's
-// unexpected queues.
-func (o *Rank) Unexpected(delta int64) { o.c.unexpected(delta) }
+// Unexpected records that one of the rank's unexpected queues (one per
+// sender) holds n messages.
+func (o *Rank) Unexpected(n int64) { o.c.unexpected(n) }
 
 // Stats returns the rank's counters so far.
 func (o *Rank) Stats() Stats { return o.c.stats(o.world) }

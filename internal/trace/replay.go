@@ -64,6 +64,7 @@ type Log struct {
 	next    [numStreams]int // replay: the next value of each stream
 	failed  int32           // record: polls failed since the last success; replay: failures still to force
 	armed   bool            // replay: failed holds the current run's remaining failures
+	pending map[any]int     // record: non-blocking wildcard receives not seen complete yet, by request → their source slot
 }
 
 // Replaying reports whether the log forces outcomes (else it records).
@@ -90,6 +91,30 @@ func (l *Log) Fill(s Stream, i, v int) {
 	l.mu.Lock()
 	l.streams[s][i] = int32(v)
 	l.mu.Unlock()
+}
+
+// Pend reserves the next slot of the Sources stream for the wildcard
+// receive key, whose source Resolve fills once the receive is seen
+// complete (record).
+func (l *Log) Pend(key any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		l.pending = map[any]int{}
+	}
+	l.streams[Sources] = append(l.streams[Sources], Unknown)
+	l.pending[key] = len(l.streams[Sources]) - 1
+}
+
+// Resolve fills the slot Pend reserved for key with src, if key is
+// pending (record).
+func (l *Log) Resolve(key any, src int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i, ok := l.pending[key]; ok {
+		l.streams[Sources][i] = int32(src)
+		delete(l.pending, key)
+	}
 }
 
 // Next returns the next recorded value of stream s (replay); ok is false

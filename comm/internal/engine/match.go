@@ -237,7 +237,7 @@ func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Reque
 		}
 	}
 	p.unexp.push(q)
-	in.unexpected(1)
+	in.unexpected(p)
 	if q.sreq != nil {
 		q.sreq.in, q.sreq.pr, q.sreq.m = in, p, q
 	}
@@ -265,7 +265,6 @@ func (in *inbox) post(r *Request) (*msg, error) {
 		}
 		if m := p.unexp.first(r); m != nil {
 			p.unexp.remove(m)
-			in.unexpected(-1)
 			return m, nil
 		}
 		r.seq = in.seq.Add(1)
@@ -282,7 +281,6 @@ func (in *inbox) post(r *Request) (*msg, error) {
 	if p, m := in.scanLocked(r, true); p != nil {
 		p.unexp.remove(m)
 		p.mu.Unlock()
-		in.unexpected(-1)
 		in.anyN.Add(-1)
 		return m, nil
 	}
@@ -344,7 +342,6 @@ func (in *inbox) find(r *Request, register, claim bool) (Status, *msg, *pair, er
 			return Status{}, nil, nil, err
 		}
 		if m := p.unexp.first(r); m != nil {
-			in.claimed(claim)
 			return p.found(m, claim), m, p, nil
 		}
 		if register {
@@ -364,7 +361,6 @@ func (in *inbox) find(r *Request, register, claim bool) (Status, *msg, *pair, er
 	if p, m := in.scanLocked(r, true); p != nil {
 		st := p.found(m, claim)
 		p.mu.Unlock()
-		in.claimed(claim)
 		if register {
 			in.anyN.Add(-1)
 		}
@@ -448,7 +444,6 @@ func (in *inbox) unqueue(r *Request) bool {
 		for m := p.unexp.head; m != nil; m = m.next {
 			if m == r.m && m.sreq == r {
 				p.unexp.remove(m)
-				in.unexpected(-1)
 				freeMsg(m)
 				return true
 			}

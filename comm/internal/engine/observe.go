@@ -31,30 +31,38 @@ func (r *Request) SetAsync() {
 	}
 }
 
-// stamp records now as r's start (it was just posted).
+// stamp marks r as posted by its rank, at now when o keeps a timeline
+// (counters alone need no clock).
 func (r *Request) stamp(o *trace.Rank) {
-	v := uint64(o.Now())&stampMask | stampSet
+	v := uint64(stampSet)
+	if o.Tracing() {
+		v |= uint64(o.Now()) & stampMask
+	}
 	if !r.pooled || r.t0hi&(stampUser>>32) != 0 {
 		v |= stampUser
 	}
 	r.t0hi, r.t0lo = uint8(v>>32), uint32(v)
 }
 
-// started returns r's start (stamp) by the clock of o, and whether it is
-// a non-blocking call's, and clears it; ok is false when r had none.
-func (r *Request) started(o *trace.Rank) (start int64, async, ok bool) {
+// started returns r's start (stamp) and now, by the clock of o (zero
+// when o keeps no timeline), and whether r is a non-blocking call's, and
+// clears the stamp; ok is false when r had none.
+func (r *Request) started(o *trace.Rank) (start, now int64, async, ok bool) {
 	v := uint64(r.t0hi)<<32 | uint64(r.t0lo)
 	if v&stampSet == 0 {
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	r.t0hi, r.t0lo = 0, 0
-	now := o.Now()
-	return now - int64((uint64(now)-v)&stampMask), v&stampUser != 0, true
+	if o.Tracing() {
+		now = o.Now()
+		start = now - int64((uint64(now)-v)&stampMask)
+	}
+	return start, now, v&stampUser != 0, true
 }
 
 // traceSend records the completion of send r with err.
 func (r *Request) traceSend(o *trace.Rank, err error) {
-	start, async, ok := r.started(o)
+	start, now, async, ok := r.started(o)
 	if !ok {
 		return // not a send this rank posted (a null or shared request)
 	}
@@ -62,17 +70,18 @@ func (r *Request) traceSend(o *trace.Rank, err error) {
 	if r.from != nil {
 		n = r.fromLen
 	}
-	o.Sent(start, r.ctx, r.src, r.to, r.peer, r.tag, n, async, err != nil)
+	o.Sent(start, now, r.ctx, r.src, r.to, r.peer, r.tag, n, async, err != nil)
 }
 
 // traceRecv records that receive r matched the message of st (before r
 // completes: st.Count is in bytes).
 func (r *Request) traceRecv(o *trace.Rank, st Status) {
-	start, async, ok := r.started(o)
-	if !ok {
-		start, async = o.Now(), !r.pooled // a Mrecv: its message was there when it was posted
+	start, now, async, ok := r.started(o)
+	if !ok && o.Tracing() {
+		now = o.Now()
+		start, async = now, !r.pooled // a Mrecv: its message was there when it was posted
 	}
-	o.Received(start, r.ctx, st.Source, st.Tag, st.Count, async)
+	o.Received(start, now, r.ctx, st.Source, st.Tag, st.Count, async)
 }
 
 // sleepObserved is ev.sleep for a goroutine of a rank that records how
@@ -99,24 +108,16 @@ func (ep *Endpoint) waitObserved(c <-chan struct{}) {
 	<-c
 }
 
-// unexpected counts delta messages into or out of in's unexpected
-// queues.
-func (in *inbox) unexpected(delta int64) {
+// unexpected records the length of p's unexpected queue, into which a
+// message was just queued (p.mu is held).
+func (in *inbox) unexpected(p *pair) {
 	if o := in.ep.obs; o != nil {
-		o.Unexpected(delta)
+		o.Unexpected(int64(p.unexp.len()))
 	}
 }
 
 // Observer returns ep's recorder, nil when its world records nothing.
 func (ep *Endpoint) Observer() *trace.Rank { return ep.obs }
-
-// claimed counts a message out of in's unexpected queues when a matched
-// probe took it (claim).
-func (in *inbox) claimed(claim bool) {
-	if claim {
-		in.unexpected(-1)
-	}
-}
 
 // observer returns ep's recorder; nil for no endpoint.
 func (ep *Endpoint) observer() *trace.Rank {
@@ -128,3 +129,24 @@ func (ep *Endpoint) observer() *trace.Rank {
 
 // Observer returns what w records of its run, nil when nothing.
 func (w *World) Observer() *trace.Set { return w.observe }
+
+// Observer returns the recorder of r's rank, nil when its world records
+// nothing (or r is the shared completed send, of no rank).
+func (r *Request) Observer() *trace.Rank {
+	if r == nil {
+		return nil
+	}
+	return r.ep.observer()
+}
+
+// WildcardRecv reports whether r is a receive posted for AnySource.
+func (r *Request) WildcardRecv() bool { return r.kind == KindRecv && r.peer == AnySource }
+
+// ReleaseOwn is Release for a world that records or replays polls: the
+// request becomes the caller's even when it completed at once (never the
+// shared completedSend, which belongs to no rank), so that a Test of it
+// is counted in its rank's log whatever the timing.
+func (r *Request) ReleaseOwn() *Request {
+	r.pooled, r.ev.wake = false, nil
+	return r
+}

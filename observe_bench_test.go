@@ -1,0 +1,84 @@
+package mpgo_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+)
+
+// BenchmarkObserve is osu_latency of 8 bytes (ns/op a round trip,
+// oneway-ns the osu figure) with nothing recorded, and with each kind of
+// recording on: what turning it on costs. The anysource runs receive
+// from AnySource on rank 0, the case record/replay logs (ReMPI records
+// at 13–25% over plain MPI).
+func BenchmarkObserve(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		any  bool
+		opt  func(dir string) mpgo.Option
+	}{
+		{"off", false, nil},
+		{"trace", false, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
+		{"stats", false, func(string) mpgo.Option { return mpgo.WithStats(discard{}) }},
+		{"anysource/off", true, nil},
+		{"anysource/record", true, func(dir string) mpgo.Option { return mpgo.WithRecord(dir) }},
+		{"anysource/trace", true, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var opts []mpgo.Option
+			if bc.opt != nil {
+				opts = append(opts, bc.opt(b.TempDir()))
+			}
+			observedPingPong(b, bc.any, opts...)
+		})
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// observedPingPong is pingPong of 8 bytes, rank 0 receiving from
+// AnySource when any is set, run with opts.
+func observedPingPong(b *testing.B, any bool, opts ...mpgo.Option) {
+	err := mpgo.Run(2, func(w *comm.Comm) error {
+		buf := make([]byte, 8)
+		peer, from := 1-w.Rank(), 1-w.Rank()
+		if any && w.Rank() == 0 {
+			from = comm.AnySource
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for i := 0; i < b.N; i++ {
+			if w.Rank() == 0 {
+				if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
+					return err
+				}
+				if _, err := w.Recv(buf, comm.Byte, from, 1); err != nil {
+					return err
+				}
+			} else {
+				if _, err := w.Recv(buf, comm.Byte, from, 1); err != nil {
+					return err
+				}
+				if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
+					return err
+				}
+			}
+		}
+		if w.Rank() == 0 {
+			b.StopTimer()
+		}
+		return nil
+	}, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2, "oneway-ns")
+}
