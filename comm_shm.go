@@ -64,7 +64,7 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	}
 	first := runRanks(w, nil, fn, cfg)
 	w.Close()
-	if err := cfg.obs.report(w, -1); err != nil && first == nil {
+	if err := cfg.obs.report(w, -1, nil); err != nil && first == nil {
 		first = err
 	}
 	if d := w.Deadlock(); d != nil {

@@ -41,7 +41,7 @@ func Join(fn func(world *comm.Comm) error, opts ...Option) error {
 	if cerr := job.Close(); err == nil {
 		err = cerr
 	}
-	if rerr := cfg.obs.report(job.World(), job.Process()); err == nil {
+	if rerr := cfg.obs.report(job.World(), job.Process(), job.Device()); err == nil {
 		err = rerr
 	}
 	return err
@@ -68,7 +68,7 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), err)
 		// What was recorded helps most when a run fails: report it even
 		// so (a send the device completes meanwhile may be missing).
-		if rerr := cfg.obs.report(job.World(), job.Process()); rerr != nil {
+		if rerr := cfg.obs.report(job.World(), job.Process(), job.Device()); rerr != nil {
 			fmt.Fprintln(os.Stderr, rerr)
 		}
 		// Launchers forward output asynchronously and drop what is in flight
@@ -81,7 +81,7 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := cfg.obs.report(job.World(), job.Process()); err != nil {
+	if err := cfg.obs.report(job.World(), job.Process(), job.Device()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mpgo/mpgo/backend/rdma"
 	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device"
 )
 
 // What a run records of itself: a timeline (WithTrace, MPGO_TRACE),
@@ -129,8 +131,9 @@ func (o *observation) world() comm.Observe {
 
 // report writes what w recorded, once its ranks returned: the trace file
 // (process's own under a launcher, process ≥ 0; -1 for a single process),
-// the counters, the record logs.
-func (o *observation) report(w *comm.World, process int) error {
+// the counters (and those of the job's device dev, when it keeps some:
+// the RDMA backend's; nil for none), the record logs.
+func (o *observation) report(w *comm.World, process int, dev device.Device) error {
 	var errs []error
 	if o.trace != "" {
 		errs = append(errs, writeTrace(w, tracePath(o.trace, process)))
@@ -138,6 +141,10 @@ func (o *observation) report(w *comm.World, process int) error {
 	if o.stats != nil {
 		for _, s := range w.Stats() {
 			_, err := fmt.Fprintf(o.stats, "mpgo stats: %v\n", s)
+			errs = append(errs, err)
+		}
+		if d, ok := dev.(interface{ Stats() rdma.Stats }); ok {
+			_, err := fmt.Fprintf(o.stats, "mpgo stats: process %d fabric: %+v\n", process, d.Stats())
 			errs = append(errs, err)
 		}
 	}

@@ -82,3 +82,50 @@ func observedPingPong(b *testing.B, any bool, opts ...mpgo.Option) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2, "oneway-ns")
 }
+
+// BenchmarkObserveSelf is a send of 8 bytes from a rank to itself and its
+// receive (from AnySource in the anysource runs), on one goroutine: the
+// engine's whole path without a goroutine switch, so that what recording
+// adds to it shows on a loaded machine, where the ping-pong's scheduling
+// noise hides it.
+func BenchmarkObserveSelf(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		any  bool
+		opt  func(dir string) mpgo.Option
+	}{
+		{"off", false, nil},
+		{"trace", false, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
+		{"stats", false, func(string) mpgo.Option { return mpgo.WithStats(discard{}) }},
+		{"anysource/off", true, nil},
+		{"anysource/record", true, func(dir string) mpgo.Option { return mpgo.WithRecord(dir) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var opts []mpgo.Option
+			if bc.opt != nil {
+				opts = append(opts, bc.opt(b.TempDir()))
+			}
+			err := mpgo.Run(1, func(w *comm.Comm) error {
+				buf := make([]byte, 8)
+				from := 0
+				if bc.any {
+					from = comm.AnySource
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := w.Send(buf, comm.Byte, 0, 1); err != nil {
+						return err
+					}
+					if _, err := w.Recv(buf, comm.Byte, from, 1); err != nil {
+						return err
+					}
+				}
+				b.StopTimer()
+				return nil
+			}, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

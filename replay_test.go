@@ -81,7 +81,10 @@ func farm(tasks int, delay func(w, task int) time.Duration, seen *[]string) func
 			}
 		}
 		for range rs {
-			i, _, err := comm.WaitAny(rs...)
+			// A copy: the deadlock detector may still read the slice a
+			// WaitAny parked on after it returned (engine, world.go's
+			// detect), so setting rs[i] to nil raced with it.
+			i, _, err := comm.WaitAny(slices.Clone(rs)...)
 			if err != nil {
 				return err
 			}
@@ -201,7 +204,7 @@ func calls(delay func(w, n int) time.Duration, seen *[]string) func(c *comm.Comm
 			}
 		}
 		for left := workers; left > 0; {
-			done, err := comm.WaitSome(rs...)
+			done, err := comm.WaitSome(slices.Clone(rs)...) // a copy: see farm
 			if err != nil {
 				return err
 			}

@@ -76,6 +76,7 @@ func (s *Set) Export() File {
 		Event{Name: "process_name", Ph: "M", Pid: pid, Args: map[string]any{"name": fmt.Sprintf("mpgo process %d", pid)}},
 		Event{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": pid}})
 	async := 0
+	scale := s.clock.Scale()
 	for r, o := range s.ranks {
 		if o == nil || o.ring == nil {
 			continue
@@ -90,6 +91,10 @@ func (s *Set) Export() File {
 		f.TraceEvents = append(f.TraceEvents,
 			Event{Name: "thread_name", Ph: "M", Pid: pid, Tid: r, Args: map[string]any{"name": fmt.Sprintf("rank %d", r)}},
 			Event{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: r, Args: map[string]any{"sort_index": r}})
+		for i := range recs { // ticks to nanoseconds
+			recs[i].Start = int64(float64(recs[i].Start) * scale)
+			recs[i].End = int64(float64(recs[i].End) * scale)
+		}
 		nth := numberMessages(recs, dropped == 0)
 		var evs []Event
 		for i := range recs {

@@ -14,7 +14,7 @@ type counters struct {
 	sentBytes  atomic.Int64
 	recvMsgs   atomic.Int64
 	recvBytes  atomic.Int64
-	blocked    atomic.Int64 // nanoseconds parked
+	blocked    atomic.Int64 // ticks parked (Clock)
 	unexpMax   atomic.Int64 // the longest one of the rank's unexpected queues was
 	collective atomic.Int64 // collective calls
 	_          [cacheLine]byte
@@ -61,7 +61,8 @@ func (c *counters) unexpected(n int64) {
 	}
 }
 
-func (c *counters) stats(rank int) Stats {
+// stats returns the counters; a tick of blocked time lasts scale ns.
+func (c *counters) stats(rank int, scale float64) Stats {
 	return Stats{
 		Rank:          rank,
 		MsgsSent:      c.sentMsgs.Load(),
@@ -69,7 +70,7 @@ func (c *counters) stats(rank int) Stats {
 		MsgsRecv:      c.recvMsgs.Load(),
 		BytesRecv:     c.recvBytes.Load(),
 		Collectives:   c.collective.Load(),
-		Blocked:       time.Duration(c.blocked.Load()),
+		Blocked:       time.Duration(float64(c.blocked.Load()) * scale),
 		UnexpectedMax: c.unexpMax.Load(),
 	}
 }

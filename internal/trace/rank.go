@@ -13,8 +13,8 @@ type Rank struct {
 	c     counters
 }
 
-// Now returns the set's clock: the start time a hook keeps until it
-// records.
+// Now returns the set's clock, in its ticks (Clock): the start time a
+// hook keeps until it records.
 func (o *Rank) Now() int64 { return o.clock.Now() }
 
 // Tracing reports whether o keeps a timeline.
@@ -64,15 +64,15 @@ func (o *Rank) Collective(start int64, ctx uint64, name, alg uint16, bytes int) 
 	o.ring.add(&rec)
 }
 
-// Blocked counts ns nanoseconds a goroutine of the rank was parked.
-func (o *Rank) Blocked(ns int64) { o.c.blocked.Add(ns) }
+// Blocked counts t ticks that a goroutine of the rank was parked.
+func (o *Rank) Blocked(t int64) { o.c.blocked.Add(t) }
 
 // Unexpected records that one of the rank's unexpected queues (one per
 // sender) holds n messages.
 func (o *Rank) Unexpected(n int64) { o.c.unexpected(n) }
 
 // Stats returns the rank's counters so far.
-func (o *Rank) Stats() Stats { return o.c.stats(o.world) }
+func (o *Rank) Stats() Stats { return o.c.stats(o.world, o.clock.Scale()) }
 
 // Name returns the number that stands for s in the set's records.
 func (o *Rank) Name(s string) uint16 { return o.set.Name(s) }

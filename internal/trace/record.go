@@ -34,7 +34,8 @@ const (
 )
 
 // Record is one operation of one rank: a fixed-size value written into
-// the rank's ring. Times are nanoseconds since the set's clock started.
+// the rank's ring. Times are the ticks of the set's Clock since it
+// started (Export converts them to nanoseconds).
 //
 // A point-to-point record names its message by what pairs a send with the
 // receive that matched it, whatever process either ran in (flows.go):

@@ -121,14 +121,18 @@ type watchers struct {
 // complete records the result and fires the request. The caller owns r (it
 // removed it from its queue or never queued it). Count is converted from
 // bytes to elements of the request's type.
-func (r *Request) complete(st Status, err error) {
+func (r *Request) complete(st Status, err error) { r.completeAt(st, err, 0) }
+
+// completeAt is complete, now being the clock of r's world's recorder
+// (observe.go), when the caller read it a moment ago; 0 when not.
+func (r *Request) completeAt(st Status, err error, now int64) {
 	if sz := r.typ.Size(); sz > 1 {
 		st.Count /= sz
 	}
 	r.st, r.err = st, err
 	if r.kind == KindSend {
 		if o := r.ep.observer(); o != nil {
-			r.traceSend(o, err)
+			r.traceSend(o, err, now)
 		}
 	}
 	if r.quiet.Load() == quietSleeping && r.quiet.CompareAndSwap(quietSleeping, quietWoken) {
