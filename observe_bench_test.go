@@ -14,26 +14,35 @@ import (
 // from AnySource on rank 0, the case record/replay logs (ReMPI records
 // at 13–25% over plain MPI).
 func BenchmarkObserve(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		any  bool
-		opt  func(dir string) mpgo.Option
-	}{
-		{"off", false, nil},
-		{"trace", false, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
-		{"stats", false, func(string) mpgo.Option { return mpgo.WithStats(discard{}) }},
-		{"anysource/off", true, nil},
-		{"anysource/record", true, func(dir string) mpgo.Option { return mpgo.WithRecord(dir) }},
-		{"anysource/trace", true, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			var opts []mpgo.Option
-			if bc.opt != nil {
-				opts = append(opts, bc.opt(b.TempDir()))
-			}
-			observedPingPong(b, bc.any, opts...)
-		})
+	for _, bc := range observeCases {
+		b.Run(bc.name, func(b *testing.B) { observedPingPong(b, bc.any, bc.options(b)...) })
 	}
+}
+
+// observeCases are the recordings the benchmarks compare: none, each
+// kind, and the receives from AnySource that record/replay logs.
+var observeCases = []observeCase{
+	{"off", false, nil},
+	{"trace", false, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
+	{"stats", false, func(string) mpgo.Option { return mpgo.WithStats(discard{}) }},
+	{"anysource/off", true, nil},
+	{"anysource/record", true, func(dir string) mpgo.Option { return mpgo.WithRecord(dir) }},
+	{"anysource/trace", true, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
+}
+
+// observeCase is a recording a benchmark runs with.
+type observeCase struct {
+	name string
+	any  bool // rank 0 receives from AnySource
+	opt  func(dir string) mpgo.Option
+}
+
+// options returns the run's options of case bc (files in b's TempDir).
+func (bc observeCase) options(b *testing.B) []mpgo.Option {
+	if bc.opt == nil {
+		return nil
+	}
+	return []mpgo.Option{bc.opt(b.TempDir())}
 }
 
 type discard struct{}
@@ -89,22 +98,8 @@ func observedPingPong(b *testing.B, any bool, opts ...mpgo.Option) {
 // adds to it shows on a loaded machine, where the ping-pong's scheduling
 // noise hides it.
 func BenchmarkObserveSelf(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		any  bool
-		opt  func(dir string) mpgo.Option
-	}{
-		{"off", false, nil},
-		{"trace", false, func(dir string) mpgo.Option { return mpgo.WithTrace(filepath.Join(dir, "t.json")) }},
-		{"stats", false, func(string) mpgo.Option { return mpgo.WithStats(discard{}) }},
-		{"anysource/off", true, nil},
-		{"anysource/record", true, func(dir string) mpgo.Option { return mpgo.WithRecord(dir) }},
-	} {
+	for _, bc := range observeCases {
 		b.Run(bc.name, func(b *testing.B) {
-			var opts []mpgo.Option
-			if bc.opt != nil {
-				opts = append(opts, bc.opt(b.TempDir()))
-			}
 			err := mpgo.Run(1, func(w *comm.Comm) error {
 				buf := make([]byte, 8)
 				from := 0
@@ -122,7 +117,7 @@ func BenchmarkObserveSelf(b *testing.B) {
 				}
 				b.StopTimer()
 				return nil
-			}, opts...)
+			}, bc.options(b)...)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -21,8 +21,7 @@ type Observe struct {
 	Trace bool
 	// Events is the capacity of each rank's ring (0: 32768 records, 2 MiB).
 	Events int
-	// Stats keeps per-rank counters ([World.Stats], [Comm.Stats]); Trace,
-	// Record and Replay keep them too.
+	// Stats keeps per-rank counters ([World.Stats], [Comm.Stats]).
 	Stats bool
 	// Record names a directory where each rank's outcomes of wildcard
 	// matching are logged ([World.SaveRecord] writes them): the sender
@@ -123,9 +122,9 @@ func (w *World) SaveRecord() error {
 }
 
 // Stats returns the counters of c's rank so far (zero, with the rank,
-// when its world keeps none: see Observe).
+// when its world keeps none: see Observe.Stats).
 func (c *Comm) Stats() RankStats {
-	if o := c.ep.Observer(); o != nil {
+	if o := c.ep.Observer(); o != nil && o.Counting() {
 		return RankStats(o.Stats())
 	}
 	return RankStats{Rank: c.ep.Rank()}

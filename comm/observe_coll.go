@@ -13,6 +13,7 @@ import (
 // count the calls).
 type collTrace struct {
 	o      *trace.Rank
+	on     bool // o keeps a timeline or counters (else only a record/replay log, for replay.go)
 	active bool
 	start  int64
 	name   uint16
@@ -26,11 +27,14 @@ func newCollTrace(o *trace.Rank) *collTrace {
 	if o == nil {
 		return nil
 	}
-	return &collTrace{o: o}
+	return &collTrace{o: o, on: o.Tracing() || o.Counting()}
 }
 
 // enter starts the record of the collective what.
 func (t *collTrace) enter(what string) {
+	if !t.on {
+		return
+	}
 	t.active, t.start, t.name, t.alg, t.bytes = true, t.o.Now(), t.o.Name(what), 0, 0
 }
 

@@ -1,8 +1,8 @@
 package trace
 
 // Rank is what one rank records: its ring of records (when the set
-// traces), its counters (always), its wildcard log (when the set records
-// or replays). The engine and package comm call its methods from any
+// traces), its counters (when it counts: Options.Stats), its wildcard log
+// (when the set records or replays). The engine and package comm call its methods from any
 // goroutine of the rank, and a send's completion from its receiver's.
 type Rank struct {
 	clock Clock
@@ -10,12 +10,16 @@ type Rank struct {
 	set   *Set
 	ring  *ring // nil: no timeline
 	log   *Log  // nil: no record/replay
+	count bool  // keep the counters
 	c     counters
 }
 
 // Now returns the set's clock, in its ticks (Clock): the start time a
 // hook keeps until it records.
 func (o *Rank) Now() int64 { return o.clock.Now() }
+
+// Counting reports whether o keeps counters.
+func (o *Rank) Counting() bool { return o.count }
 
 // Tracing reports whether o keeps a timeline.
 func (o *Rank) Tracing() bool { return o.ring != nil }
@@ -27,7 +31,7 @@ func (o *Rank) Log() *Log { return o.log }
 // context ctx, from its rank src to its rank dst (world rank dstWorld)
 // with tag, of bytes. failed: it completed with an error.
 func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes int, async, failed bool) {
-	if !failed {
+	if o.count && !failed {
 		o.c.sent(int64(bytes))
 	}
 	if o.ring == nil {
@@ -42,7 +46,9 @@ func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes
 // message src (the sender's rank in the communicator of context ctx)
 // sent with tag, of bytes.
 func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async bool) {
-	o.c.received(int64(bytes))
+	if o.count {
+		o.c.received(int64(bytes))
+	}
 	if o.ring == nil {
 		return
 	}
@@ -55,7 +61,9 @@ func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async
 // now, run by the algorithm alg (Set.Name; 0 for none), on the
 // communicator of context ctx, of bytes (the calling rank's input).
 func (o *Rank) Collective(start int64, ctx uint64, name, alg uint16, bytes int) {
-	o.c.collective.Add(1)
+	if o.count {
+		o.c.collective.Add(1)
+	}
 	if o.ring == nil {
 		return
 	}
@@ -69,7 +77,11 @@ func (o *Rank) Blocked(t int64) { o.c.blocked.Add(t) }
 
 // Unexpected records that one of the rank's unexpected queues (one per
 // sender) holds n messages.
-func (o *Rank) Unexpected(n int64) { o.c.unexpected(n) }
+func (o *Rank) Unexpected(n int64) {
+	if o.count {
+		o.c.unexpected(n)
+	}
+}
 
 // Stats returns the rank's counters so far.
 func (o *Rank) Stats() Stats { return o.c.stats(o.world, o.clock.Scale()) }

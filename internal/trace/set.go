@@ -10,7 +10,7 @@ import (
 type Options struct {
 	Trace  bool   // a timeline of each rank's operations
 	Events int    // the capacity of each rank's ring (0: DefaultEvents)
-	Stats  bool   // counters only (Trace and a log count too)
+	Stats  bool   // per-rank counters
 	Record string // a directory: log the outcomes of wildcard matching there
 	Replay string // a directory: force the outcomes logged there
 }
@@ -53,7 +53,7 @@ func NewSet(n int, local []int, process int, o Options) (*Set, error) {
 		if r < 0 || r >= n {
 			return fmt.Errorf("trace: rank %d of %d", r, n)
 		}
-		o := &Rank{clock: s.clock, world: r, set: s}
+		o := &Rank{clock: s.clock, world: r, set: s, count: s.opts.Stats}
 		if s.opts.Trace {
 			o.ring = newRing(s.opts.Events)
 		}
@@ -131,8 +131,12 @@ func (s *Set) commName(ctx uint64) string {
 	return fmt.Sprintf("context %#x", ctx)
 }
 
-// Stats returns the counters of the ranks that run here, by world rank.
+// Stats returns the counters of the ranks that run here, by world rank;
+// nil when s keeps none.
 func (s *Set) Stats() []Stats {
+	if !s.opts.Stats {
+		return nil
+	}
 	var st []Stats
 	for _, o := range s.ranks {
 		if o != nil {

@@ -108,7 +108,7 @@ func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) {
 // sleepObserved is ev.sleep for a goroutine of a rank that records how
 // long it is parked.
 func (ep *Endpoint) sleepObserved(ev *event) {
-	if o := ep.obs; o != nil {
+	if o := ep.obs; o != nil && o.Counting() {
 		t := o.Now()
 		ev.sleep()
 		o.Blocked(o.Now() - t)
@@ -120,7 +120,7 @@ func (ep *Endpoint) sleepObserved(ev *event) {
 // waitObserved is a receive from c for a parked goroutine of ep's rank
 // (sleepObserved).
 func (ep *Endpoint) waitObserved(c <-chan struct{}) {
-	if o := ep.obs; o != nil {
+	if o := ep.obs; o != nil && o.Counting() {
 		t := o.Now()
 		<-c
 		o.Blocked(o.Now() - t)
@@ -138,9 +138,10 @@ func (in *inbox) unexpected(p *pair) {
 }
 
 // Observer returns ep's recorder, nil when its world records nothing.
-func (ep *Endpoint) Observer() *trace.Rank { return ep.obs }
+func (ep *Endpoint) Observer() *trace.Rank { return ep.rec }
 
-// observer returns ep's recorder; nil for no endpoint.
+// observer returns ep's recorder for the engine's hooks; nil for no
+// endpoint.
 func (ep *Endpoint) observer() *trace.Rank {
 	if ep == nil {
 		return nil
@@ -154,10 +155,10 @@ func (w *World) Observer() *trace.Set { return w.observe }
 // Observer returns the recorder of r's rank, nil when its world records
 // nothing (or r is the shared completed send, of no rank).
 func (r *Request) Observer() *trace.Rank {
-	if r == nil {
+	if r == nil || r.ep == nil {
 		return nil
 	}
-	return r.ep.observer()
+	return r.ep.rec
 }
 
 // WildcardRecv reports whether r is a receive posted for AnySource.

@@ -90,7 +90,8 @@ type Endpoint struct {
 	waitOne  atomic.Pointer[Request]
 	waitMany atomic.Pointer[waitRec]
 	done     atomic.Bool // the rank's function returned
-	obs      *trace.Rank // what the world records of this rank (observe.go); nil: nothing
+	obs      *trace.Rank // the engine's hooks record here (observe.go); nil: no timeline, no counters
+	rec      *trace.Rank // what the world records of this rank, for comm; nil: nothing
 
 	// spare caches one pooled request for this rank's next blocking call:
 	// an atomic swap on the rank's own cache line is cheaper than a
@@ -165,7 +166,10 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		ep.w, ep.rank = w, i
 		ep.inbox.ep = ep
 		if cfg.Observe != nil {
-			ep.obs = cfg.Observe.Rank(i)
+			ep.rec = cfg.Observe.Rank(i)
+			if o := cfg.Observe.Options(); o.Trace || o.Stats {
+				ep.obs = ep.rec // record/replay alone is comm's: the engine's hooks stay off
+			}
 		}
 		if n <= directPairs {
 			ep.inbox.direct = make([]atomic.Pointer[pair], n)
