@@ -142,6 +142,11 @@
 //     (select on Done is the program's own choice), nor is an Irecv from
 //     AnySource whose completion no Wait or Test saw (replay runs it live).
 //
-// What they cost, 8-byte ping-pong on goroutine ranks: see the README
-// (Observing a run) for the figures measured.
+// What they cost, measured as CPU time of a rank's 8-byte Send to itself
+// and its Recv (BenchmarkObserveSelf, one goroutine, 2-core VM): off, no
+// difference from a build without them within the noise (+1.4% on medians
+// of 8 alternated runs, their ranges overlapping); the timeline +69 ns a
+// send and receive (+35%; a third of it the records' memory, most of the
+// rest two reads of the TSC, which this VM makes slow); the counters
+// +29 ns (+15%); recording receives from AnySource +38 ns (+16%).
 package mpgo

@@ -11,3 +11,6 @@ func JoinEnv(getenv func(string) string) (*job.Job, error) {
 	}
 	return bootstrap(getenv, job.Config{}, open)
 }
+
+// TracePath is the trace file of a process (tracePath).
+var TracePath = tracePath

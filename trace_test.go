@@ -299,3 +299,39 @@ func TestTraceUnderMPIExec(t *testing.T) {
 		t.Fatalf("%d flows between the processes, want at least %d", across, 2*3*2)
 	}
 }
+
+func TestTracePath(t *testing.T) {
+	for _, tt := range []struct {
+		path    string
+		process int
+		want    string
+	}{
+		{"t.json", -1, "t.json"},
+		{"t.json", 3, "t.3.json"},
+		{"dir/trace", 0, "dir/trace.0"},
+		{"run-%p/t.json", 2, "run-2/t.json"},
+	} {
+		if got := mpgo.TracePath(tt.path, tt.process); got != tt.want {
+			t.Errorf("TracePath(%q, %d) = %q, want %q", tt.path, tt.process, got, tt.want)
+		}
+	}
+}
+
+func TestObserveEnv(t *testing.T) {
+	ok := func(*comm.Comm) error { return nil }
+	for _, kv := range [][2]string{{"MPGO_TRACE_EVENTS", "0"}, {"MPGO_TRACE_EVENTS", "x"}, {"MPGO_STATS", "yes"}} {
+		t.Run(kv[0]+"="+kv[1], func(t *testing.T) {
+			t.Setenv(kv[0], kv[1])
+			if err := mpgo.Run(1, ok); !errors.Is(err, comm.ErrArg) {
+				t.Fatalf("got %v, want ErrArg", err)
+			}
+		})
+	}
+	dir := t.TempDir()
+	t.Setenv("MPGO_TRACE", filepath.Join(dir, "env.json"))
+	t.Setenv("MPGO_TRACE_EVENTS", "64")
+	if err := mpgo.Run(2, nbodyLike(1)); err != nil {
+		t.Fatal(err)
+	}
+	readTrace(t, filepath.Join(dir, "env.json"))
+}
