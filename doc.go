@@ -148,5 +148,5 @@
 // of 8 alternated runs, their ranges overlapping); the timeline +69 ns a
 // send and receive (+35%; a third of it the records' memory, most of the
 // rest two reads of the TSC, which this VM makes slow); the counters
-// +29 ns (+15%); recording receives from AnySource +38 ns (+16%).
+// +29 ns (+15%); recording receives from AnySource +25 ns (+12%).
 package mpgo

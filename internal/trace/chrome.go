@@ -175,10 +175,10 @@ func (s *Set) events(evs []Event, rec *Record, nth, pid, r int, async *int) []Ev
 		}
 		return append(evs, complete(name, "collective", start, end, pid, r, args))
 	case OpSend:
-		name = "Send"
+		name = rec.Op.String()
 		args["to"], args["tag"] = rec.Dst, rec.Tag
 	case OpRecv:
-		name = "Recv"
+		name = rec.Op.String()
 		args["from"], args["tag"] = rec.Src, rec.Tag
 	default:
 		return evs

@@ -12,7 +12,7 @@
 // The files, one concept each: clock.go (the monotonic clock), record.go
 // (one record and the operations it names), ring.go (a rank's ring of
 // records), counters.go (a rank's counters), rank.go (what one rank
-// records), set.go (a world's ranks, names and options), chrome.go (the
+// records), stream.go (a log's stream, appended without a lock), set.go (a world's ranks, names and options), chrome.go (the
 // Chrome trace-event JSON a set exports), flows.go (pairing each send
 // with the receive that matched it), merge.go (one trace from the files
 // of several processes), replay.go (the record/replay log).

@@ -10,6 +10,7 @@ const (
 	OpColl               // a collective call, from entry to return
 )
 
+// String names the operation.
 func (o Op) String() string {
 	switch o {
 	case OpSend:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // Record and replay of the outcomes of wildcard matching.
@@ -59,37 +60,36 @@ type Log struct {
 	replay bool
 	path   string
 
+	// Record: each stream appended without a lock (stream.go), the
+	// polls failed since the last success, and under mu the wildcard
+	// Irecvs not seen complete yet (request → its source slot).
+	rec     [numStreams]stream
+	fails   atomic.Int32
 	mu      sync.Mutex
+	pending map[any]int
+
+	// Replay, under mu: the streams read, the next value of each, and the
+	// failures still to force in the current run of polls.
 	streams [numStreams][]int32
-	next    [numStreams]int // replay: the next value of each stream
-	failed  int32           // record: polls failed since the last success; replay: failures still to force
-	armed   bool            // replay: failed holds the current run's remaining failures
-	pending map[any]int     // record: non-blocking wildcard receives not seen complete yet, by request → their source slot
+	next    [numStreams]int
+	failed  int32
+	armed   bool // failed holds the current run's remaining failures
 }
 
 // Replaying reports whether the log forces outcomes (else it records).
 func (l *Log) Replaying() bool { return l.replay }
 
 // Add appends v to stream s (record).
-func (l *Log) Add(s Stream, v int) {
-	l.mu.Lock()
-	l.streams[s] = append(l.streams[s], int32(v))
-	l.mu.Unlock()
-}
+func (l *Log) Add(s Stream, v int) { l.rec[s].add(int32(v)) }
 
 // Reserve appends a placeholder to stream s and returns its index, for an
 // outcome seen later (Fill).
-func (l *Log) Reserve(s Stream) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.streams[s] = append(l.streams[s], Unknown)
-	return len(l.streams[s]) - 1
-}
+func (l *Log) Reserve(s Stream) int { return l.rec[s].add(Unknown) }
 
 // Fill sets the value of stream s at index i (Reserve).
 func (l *Log) Fill(s Stream, i, v int) {
 	l.mu.Lock()
-	l.streams[s][i] = int32(v)
+	l.rec[s].set(i, int32(v))
 	l.mu.Unlock()
 }
 
@@ -97,13 +97,13 @@ func (l *Log) Fill(s Stream, i, v int) {
 // receive key, whose source Resolve fills once the receive is seen
 // complete (record).
 func (l *Log) Pend(key any) {
+	i := l.rec[Sources].add(Unknown)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pending == nil {
 		l.pending = map[any]int{}
 	}
-	l.streams[Sources] = append(l.streams[Sources], Unknown)
-	l.pending[key] = len(l.streams[Sources]) - 1
+	l.pending[key] = i
 }
 
 // Resolve fills the slot Pend reserved for key with src, if key is
@@ -112,7 +112,7 @@ func (l *Log) Resolve(key any, src int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if i, ok := l.pending[key]; ok {
-		l.streams[Sources][i] = int32(src)
+		l.rec[Sources].set(i, int32(src))
 		delete(l.pending, key)
 	}
 }
@@ -133,14 +133,11 @@ func (l *Log) Next(s Stream) (v int, ok bool) {
 // Poll records the outcome of a poll (record mode): a failure counts, a
 // success logs the failures before it.
 func (l *Log) Poll(ok bool) {
-	l.mu.Lock()
 	if ok {
-		l.streams[Polls] = append(l.streams[Polls], l.failed)
-		l.failed = 0
+		l.rec[Polls].add(l.fails.Swap(0))
 	} else {
-		l.failed++
+		l.fails.Add(1)
 	}
-	l.mu.Unlock()
 }
 
 // ForcePoll says how a poll must come out in replay: fail (false, true),
@@ -227,7 +224,8 @@ func (l *Log) save() error {
 	w.WriteString(logMagic) //nolint:errcheck // Flush reports it
 	var b [binary.MaxVarintLen64]byte
 	l.mu.Lock()
-	for _, st := range l.streams {
+	for s := range l.rec {
+		st := l.rec[s].values()
 		w.Write(b[:binary.PutUvarint(b[:], uint64(len(st)))]) //nolint:errcheck // Flush reports it
 		for _, v := range st {
 			w.Write(b[:binary.PutVarint(b[:], int64(v))]) //nolint:errcheck // Flush reports it

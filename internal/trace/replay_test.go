@@ -68,3 +68,33 @@ func FuzzLogDecode(f *testing.F) {
 		}
 	})
 }
+
+// A stream appended by several goroutines at once keeps every value,
+// across chunks.
+func TestStreamConcurrent(t *testing.T) {
+	var s stream
+	const writers, each = 4, 3 * chunkLen
+	done := make(chan struct{})
+	for w := range writers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range each {
+				s.add(int32(w*each + i))
+			}
+		}()
+	}
+	for range writers {
+		<-done
+	}
+	vs := s.values()
+	if len(vs) != writers*each {
+		t.Fatalf("%d values, want %d", len(vs), writers*each)
+	}
+	seen := make([]bool, writers*each)
+	for _, v := range vs {
+		if seen[v] {
+			t.Fatalf("value %d twice", v)
+		}
+		seen[v] = true
+	}
+}
