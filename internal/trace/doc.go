@@ -9,11 +9,13 @@
 // test. When on, a hook takes a slot in its rank's ring by one atomic add
 // and writes a fixed-size [Record] there: no lock, no allocation.
 //
-// The files, one concept each: clock.go (the monotonic clock), record.go
-// (one record and the operations it names), ring.go (a rank's ring of
-// records), counters.go (a rank's counters), rank.go (what one rank
-// records), stream.go (a log's stream, appended without a lock), set.go (a world's ranks, names and options), chrome.go (the
-// Chrome trace-event JSON a set exports), flows.go (pairing each send
-// with the receive that matched it), merge.go (one trace from the files
-// of several processes), replay.go (the record/replay log).
+// The files, one concept each: clock.go (the clock: the invariant TSC or
+// nanotime, tsc_*.go), record.go (one record and the operations it
+// names), ring.go (a rank's ring of records), counters.go (a rank's
+// counters), rank.go (what one rank records), set.go (a world's ranks,
+// names and options), chrome.go (the Chrome trace-event JSON a set
+// exports), flows.go (pairing each send with the receive that matched
+// it), merge.go (one trace from the files of several processes),
+// replay.go (the record/replay log), stream.go (a log's stream, appended
+// without a lock).
 package trace
