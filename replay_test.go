@@ -1,6 +1,7 @@
 package mpgo_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -139,9 +140,16 @@ func TestRecordReplayFarm(t *testing.T) {
 }
 
 func TestReplayWithoutLog(t *testing.T) {
-	err := mpgo.Run(2, func(*comm.Comm) error { return nil }, mpgo.WithReplay(t.TempDir()))
-	if err == nil {
-		t.Fatal("replay of a directory without logs: no error")
+	ok := func(*comm.Comm) error { return nil }
+	if err := mpgo.Run(2, ok, mpgo.WithReplay(t.TempDir())); !errors.Is(err, comm.ErrArg) {
+		t.Fatalf("replay of a directory without logs: %v, want ErrArg", err)
+	}
+	dir := t.TempDir()
+	if err := mpgo.Run(3, ok, mpgo.WithRecord(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := mpgo.Run(2, ok, mpgo.WithReplay(dir)); !errors.Is(err, comm.ErrArg) {
+		t.Fatalf("replay on 2 ranks of a recording on 3: %v, want ErrArg", err)
 	}
 }
 

@@ -59,6 +59,7 @@ const logMagic = "mpgo-replay 1\n"
 type Log struct {
 	replay bool
 	path   string
+	ranks  int // the world's size, which a replay must have
 
 	// Record: each stream appended without a lock (stream.go), the
 	// polls failed since the last success, and under mu the wildcard
@@ -186,7 +187,7 @@ func (s *Set) openLogs() error {
 		if o == nil {
 			continue
 		}
-		l := &Log{replay: replay, path: logPath(dir, r)}
+		l := &Log{replay: replay, path: logPath(dir, r), ranks: len(s.ranks)}
 		if replay {
 			if err := l.load(); err != nil {
 				return err
@@ -212,9 +213,9 @@ func (s *Set) SaveLogs() error {
 	return errors.Join(errs...)
 }
 
-// save writes l to its file: the magic line, then each stream as its
-// length and its values, as varints (a source or a count of a few bits
-// takes a byte).
+// save writes l to its file: the magic line, the world's size, then each
+// stream as its length and its values, as varints (a source or a count of
+// a few bits takes a byte).
 func (l *Log) save() error {
 	f, err := os.Create(l.path)
 	if err != nil {
@@ -223,6 +224,7 @@ func (l *Log) save() error {
 	w := bufio.NewWriter(f)
 	w.WriteString(logMagic) //nolint:errcheck // Flush reports it
 	var b [binary.MaxVarintLen64]byte
+	w.Write(b[:binary.PutUvarint(b[:], uint64(l.ranks))]) //nolint:errcheck // Flush reports it
 	l.mu.Lock()
 	for s := range l.rec {
 		st := l.rec[s].values()
@@ -260,6 +262,13 @@ func (l *Log) decode(r *bufio.Reader) error {
 	magic := make([]byte, len(logMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != logMagic {
 		return errors.New("not an mpgo replay log")
+	}
+	ranks, err := binary.ReadUvarint(r)
+	if err != nil {
+		return fmt.Errorf("world size: %w", err)
+	}
+	if ranks != uint64(l.ranks) {
+		return fmt.Errorf("recorded on %d ranks, replayed on %d", ranks, l.ranks)
 	}
 	for s := range l.streams {
 		n, err := binary.ReadUvarint(r)

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -49,13 +50,16 @@ func TestLogRoundTrip(t *testing.T) {
 	if _, err := NewSet(1, nil, 0, Options{Replay: t.TempDir()}); err == nil {
 		t.Fatal("replay of an empty directory")
 	}
+	if _, err := NewSet(2, []int{0}, 0, Options{Replay: dir}); err == nil || !strings.Contains(err.Error(), "recorded on 1 ranks, replayed on 2") {
+		t.Fatalf("replay on another number of ranks: %v", err)
+	}
 }
 
 func FuzzLogDecode(f *testing.F) {
-	f.Add([]byte(logMagic + "\x01\x06\x00\x00"))
+	f.Add([]byte(logMagic + "\x01\x01\x06\x00\x00"))
 	f.Add([]byte("junk"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var l Log
+		l := Log{ranks: 1}
 		if err := l.decode(bufio.NewReader(bytes.NewReader(b))); err != nil {
 			return
 		}
