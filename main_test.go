@@ -11,8 +11,12 @@ import (
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
-		if mode == "nbody" { // a process of TestTraceUnderMPIExec's job
+		switch mode {
+		case "nbody": // a process of TestTraceUnderMPIExec's job
 			mpgo.Main(nbodyLike(3))
+			return
+		case "farm-recorded", "farm-perturbed": // TestRecordReplayUnderMPIExec's
+			farmMain(mode)
 			return
 		}
 		helperMain(mode) // a process of a job a test started: it exits

@@ -3,7 +3,11 @@ package mpgo_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,6 +265,62 @@ func TestRecordReplayCalls(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("replay %d saw\n%v\nrecorded\n%v", i, got, want)
+		}
+	}
+}
+
+// farmDelays are the farm's delays of TestRecordReplayFarm, by name.
+var farmDelays = map[string]func(w, task int) time.Duration{
+	"farm-recorded":  func(w, task int) time.Duration { return time.Duration((w*7+task*3)%5) * 100 * time.Microsecond },
+	"farm-perturbed": func(w, task int) time.Duration { return time.Duration((4-w)*(task%3)) * 300 * time.Microsecond },
+}
+
+// farmMain runs the farm under mpgo.Main with the delays mode names, and
+// rank 0 writes what it saw to the file MPGO_TEST_SEEN names.
+func farmMain(mode string) {
+	mpgo.Main(func(c *comm.Comm) error {
+		var seen []string
+		if err := farm(24, farmDelays[mode], &seen)(c); err != nil {
+			return err
+		}
+		if c.Rank() != 0 {
+			return nil
+		}
+		return os.WriteFile(os.Getenv("MPGO_TEST_SEEN"), []byte(strings.Join(seen, "\n")), 0o644)
+	})
+}
+
+// Under MPICH's mpiexec, 4 processes: the farm recorded with one set of
+// delays replays with another to the same outcomes, three times.
+func TestRecordReplayUnderMPIExec(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("mpiexec not installed (apt-get install mpich)")
+	}
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	run := func(mode, env, seen string) string {
+		t.Helper()
+		vars := []string{helperEnv + "=" + mode, env, "MPGO_TEST_SEEN=" + seen}
+		if out, code := runProgram(t, time.Minute, vars, mpiexec, "-n", "4", os.Args[0]); code != 0 {
+			t.Fatalf("%s: exit status %d:\n%s", mode, code, out)
+		}
+		b, err := os.ReadFile(seen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want := run("farm-recorded", "MPGO_RECORD="+logs, filepath.Join(dir, "recorded"))
+	if strings.Count(want, "\n") < 24 {
+		t.Fatalf("recorded:\n%s", want)
+	}
+	for i := range 3 {
+		if got := run("farm-perturbed", "MPGO_REPLAY="+logs, filepath.Join(dir, fmt.Sprint("replay", i))); got != want {
+			t.Fatalf("replay %d saw\n%s\nrecorded\n%s", i, got, want)
 		}
 	}
 }
