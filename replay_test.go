@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -293,13 +292,7 @@ func farmMain(mode string) {
 // Under MPICH's mpiexec, 4 processes: the farm recorded with one set of
 // delays replays with another to the same outcomes, three times.
 func TestRecordReplayUnderMPIExec(t *testing.T) {
-	mpiexec, err := exec.LookPath("mpiexec")
-	if err != nil {
-		t.Skip("mpiexec not installed (apt-get install mpich)")
-	}
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	mpiexec := needMPIExec(t)
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs")
 	run := func(mode, env, seen string) string {

@@ -247,13 +247,7 @@ func TestTraceOptions(t *testing.T) {
 // cmd/mptrace merges them into one whose flows join the sends of one
 // process to the receives of the other.
 func TestTraceUnderMPIExec(t *testing.T) {
-	mpiexec, err := exec.LookPath("mpiexec")
-	if err != nil {
-		t.Skip("mpiexec not installed (apt-get install mpich)")
-	}
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	mpiexec := needMPIExec(t)
 	dir := t.TempDir()
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
@@ -334,4 +328,18 @@ func TestObserveEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	readTrace(t, filepath.Join(dir, "env.json"))
+}
+
+// needMPIExec returns MPICH's mpiexec, or skips t when it is not
+// installed or tests are short (it starts processes).
+func needMPIExec(t *testing.T) string {
+	t.Helper()
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("mpiexec not installed (apt-get install mpich)")
+	}
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	return mpiexec
 }
