@@ -99,11 +99,22 @@ func runJob(job *job.Job, fn func(world *comm.Comm) error, cfg *config) error {
 	return runRanks(job.World(), job.Ranks(), fn, cfg)
 }
 
-// WithRanks sets the number of goroutine ranks [Main] runs when no
-// launcher started the process (ahead of MPGO_NP); a program's -np flag
-// becomes mpgo.Main(fn, mpgo.WithRanks(*np)). Under a launcher the
-// launcher decides the number of processes, and MPGO_RANKS_PER_PROC the
-// ranks in each.
+// WithRanks sets the program's number of goroutine ranks for [Main] when no
+// launcher started the process; a program's -np flag becomes
+// mpgo.Main(fn, mpgo.WithRanks(*np)).
+//
+// Precedence, started plainly: MPGO_NP in the environment, when set, beats
+// WithRanks, which beats the default of runtime.NumCPU(). WithRanks is the
+// program's default (a flag's default value looks the same to Main as one
+// the user typed), and the environment is where the person running the
+// program overrides defaults without editing it or learning its flags, as
+// GOGC and GODEBUG do. A program that wants its flag to win passes it only
+// when set (flag.Visit), or unsets MPGO_NP.
+//
+// Under a launcher the launcher decides the number of processes, and
+// MPGO_RANKS_PER_PROC the ranks in each; a WithRanks that disagrees with
+// the size of that world is ignored with a one-line warning on standard
+// error from process 0 ([Run] takes its n and ignores WithRanks).
 func WithRanks(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

@@ -91,6 +91,89 @@ func TestWithRanks(t *testing.T) {
 	}
 }
 
+// Started plainly, Main's ranks: MPGO_NP beats WithRanks (the program's
+// default, as a flag's default value is), which beats one per CPU.
+func TestMainRanksPrecedence(t *testing.T) {
+	env := func(np string) func(string) string {
+		return func(k string) string {
+			if k == "MPGO_NP" {
+				return np
+			}
+			return ""
+		}
+	}
+	tests := []struct {
+		name string
+		np   string
+		opts []mpgo.Option
+		want int
+	}{
+		{"neither", "", nil, runtime.NumCPU()},
+		{"WithRanks", "", []mpgo.Option{mpgo.WithRanks(3)}, 3},
+		{"MPGO_NP", "5", nil, 5},
+		{"MPGO_NP beats WithRanks", "5", []mpgo.Option{mpgo.WithRanks(3)}, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := mpgo.MainRanks(env(tt.np), tt.opts...)
+			if err != nil || n != tt.want {
+				t.Errorf("MainRanks: %d, %v; want %d", n, err, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{"0", "-2", "four", "4x"} {
+		if n, err := mpgo.MainRanks(env(bad), mpgo.WithRanks(3)); !errors.Is(err, comm.ErrArg) || !strings.Contains(fmt.Sprint(err), "MPGO_NP") {
+			t.Errorf("MPGO_NP=%q: %d, %v; want an error naming MPGO_NP wrapping ErrArg", bad, n, err)
+		}
+	}
+}
+
+// The documented pattern, mpgo.Main(fn, mpgo.WithRanks(*np)), run as a
+// program with MPGO_NP set: the environment's number of ranks run.
+func TestMainMPGONPOverridesFlag(t *testing.T) {
+	if launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	bin := buildTCPCheck(t)
+	out, code := runProgram(t, time.Minute, []string{"MPGO_NP=2"}, bin, "-np", "3", "semantics")
+	if code != 0 || !strings.Contains(out, "rank 1 of 2: ok") || strings.Contains(out, "of 3") {
+		t.Errorf("MPGO_NP=2 mpcheck -np 3: exit status %d, want ranks of 2:\n%s", code, out)
+	}
+}
+
+func TestRanksIgnored(t *testing.T) {
+	for _, tt := range []struct{ ranks, size int }{{0, 4}, {4, 4}, {1, 1}} {
+		if w := mpgo.RanksIgnored(tt.ranks, tt.size); w != "" {
+			t.Errorf("WithRanks(%d) of %d ranks: warned %q", tt.ranks, tt.size, w)
+		}
+	}
+	w := mpgo.RanksIgnored(3, 2)
+	if !strings.Contains(w, "WithRanks(3) ignored") || !strings.Contains(w, "started 2 ranks") || strings.Contains(w, "\n") {
+		t.Errorf("WithRanks(3) of 2 ranks: %q, want one line naming both", w)
+	}
+}
+
+// Under mpiexec a -np flag (WithRanks) that disagrees with the launcher's
+// -n is ignored with one warning for the job, not silently.
+func TestUnderMPIExecWarnsRanks(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("mpiexec not installed (apt-get install mpich)")
+	}
+	bin := buildTCPCheck(t)
+	out, code := runProgram(t, time.Minute, nil, mpiexec, "-n", "2", bin, "-np", "3", "semantics")
+	if code != 0 || !strings.Contains(out, "rank 1 of 2: ok") {
+		t.Fatalf("mpiexec -n 2 mpcheck -np 3: exit status %d:\n%s", code, out)
+	}
+	if n := strings.Count(out, "WithRanks(3) ignored: the launcher started 2 ranks"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, out)
+	}
+	out, code = runProgram(t, time.Minute, nil, mpiexec, "-n", "2", bin, "-np", "2", "semantics")
+	if code != 0 || strings.Contains(out, "ignored") {
+		t.Errorf("mpiexec -n 2 mpcheck -np 2: exit status %d, want no warning:\n%s", code, out)
+	}
+}
+
 // Under MPICH's mpiexec: the semantics suite across 4 processes, 2
 // processes of 2 ranks, through Join; a failing rank, a process that
 // exits abruptly and one that is killed: the job ends with an error, the

@@ -17,8 +17,10 @@
 //	})
 //
 // [Main] is the SPMD entry point for a program's main function: started
-// plainly it runs [WithRanks] or MPGO_NP goroutine ranks (default
-// runtime.NumCPU()); started by a launcher it joins the job ([Join]):
+// plainly it runs MPGO_NP goroutine ranks when the environment sets it,
+// else [WithRanks]'s number, else runtime.NumCPU(); started by a launcher it
+// joins the job ([Join]), and warns when WithRanks disagrees with the
+// number of ranks the launcher started:
 //
 //	func main() {
 //		np := flag.Int("np", 4, "ranks when started without a launcher")

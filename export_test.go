@@ -12,5 +12,19 @@ func JoinEnv(getenv func(string) string) (*job.Job, error) {
 	return bootstrap(getenv, job.Config{}, open)
 }
 
+// MainRanks is the number of goroutine ranks Main runs, started plainly
+// with opts, in the environment getenv reads.
+func MainRanks(getenv func(string) string, opts ...Option) (int, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return 0, err
+	}
+	return np(cfg, getenv)
+}
+
+// RanksIgnored is the warning of a launched process 0 whose program asked
+// WithRanks(ranks) (0: did not ask) of a world of size ranks.
+var RanksIgnored = ranksIgnored
+
 // TracePath is the trace file of a process (tracePath).
 var TracePath = tracePath

@@ -1,6 +1,6 @@
 module github.com/mpgo/mpgo
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/puzpuzpuz/xsync/v4 v4.5.0

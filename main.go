@@ -21,8 +21,9 @@ var ErrBootstrap = device.ErrBootstrap
 
 // Main runs fn SPMD and exits the process: with status 0 when every rank
 // succeeded, 1 (after printing the error) otherwise. Started plainly, it
-// runs [WithRanks] or MPGO_NP ranks (default runtime.NumCPU()) as
-// goroutines, as [Run] does. Under a launcher (MPICH's mpiexec, Slurm's
+// runs ranks as goroutines, as [Run] does: MPGO_NP of them when the
+// environment sets it, else [WithRanks]'s number, else runtime.NumCPU()
+// (see WithRanks for why the environment comes first). Under a launcher (MPICH's mpiexec, Slurm's
 // srun --mpi=pmi2, Open MPI's mpirun with MPGO_ROOT and MPGO_SECRET: see
 // Launchers in the package documentation) it joins the job through the
 // TCP backend, as [Join] does, and on failure asks the launcher to end the
@@ -42,20 +43,21 @@ func mainErr(fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	n, err := np(cfg)
+	n, err := np(cfg, os.Getenv)
 	if err != nil {
 		return err
 	}
 	return Run(n, fn, opts...)
 }
 
-// np is the number of goroutine ranks for Main.
-func np(cfg *config) (int, error) {
-	if cfg.ranks > 0 {
-		return cfg.ranks, nil
-	}
-	s := os.Getenv("MPGO_NP")
+// np is the number of goroutine ranks for Main without a launcher:
+// MPGO_NP, else WithRanks, else one per CPU.
+func np(cfg *config, getenv func(string) string) (int, error) {
+	s := getenv("MPGO_NP")
 	if s == "" {
+		if cfg.ranks > 0 {
+			return cfg.ranks, nil
+		}
 		return runtime.NumCPU(), nil
 	}
 	n, err := strconv.Atoi(s)
@@ -76,7 +78,23 @@ func joinJob(cfg *config) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, Observe: cfg.obs.world()}, open)
+	j, err := bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, Observe: cfg.obs.world()}, open)
+	if err == nil && j.Process() == 0 {
+		if w := ranksIgnored(cfg.ranks, j.World().Size()); w != "" {
+			fmt.Fprintln(os.Stderr, w)
+		}
+	}
+	return j, err
+}
+
+// ranksIgnored is the warning process 0 prints when a launcher started a
+// world of size ranks and the program asked WithRanks(ranks) (0: did not
+// ask) for another number: "" when they agree.
+func ranksIgnored(ranks, size int) string {
+	if ranks == 0 || ranks == size {
+		return ""
+	}
+	return fmt.Sprintf("mpgo: warning: WithRanks(%d) ignored: the launcher started %d ranks (its -n, times MPGO_RANKS_PER_PROC)", ranks, size)
 }
 
 // opener returns how to open the named backend's device.
