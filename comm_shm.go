@@ -58,12 +58,15 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	if fn == nil {
 		return fmt.Errorf("mpgo: Run with a nil function: %w", comm.ErrArg)
 	}
-	w, err := comm.NewWorld(n, comm.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock})
+	w, err := comm.NewWorld(n, comm.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock, Observe: cfg.obs.world()})
 	if err != nil {
 		return err
 	}
 	first := runRanks(w, nil, fn, cfg)
 	w.Close()
+	if err := cfg.obs.report(w, -1, nil); err != nil && first == nil {
+		first = err
+	}
 	if d := w.Deadlock(); d != nil {
 		if first != nil && !errors.Is(first, comm.ErrDeadlock) {
 			return fmt.Errorf("%w\n(first failure: %w)", d, first)

@@ -43,6 +43,9 @@ func Join(fn func(world *comm.Comm) error, opts ...Option) error {
 	if cerr := job.Close(); err == nil {
 		err = cerr
 	}
+	if rerr := cfg.obs.report(job.World(), job.Process(), job.Device()); err == nil {
+		err = rerr
+	}
 	return err
 }
 
@@ -65,6 +68,11 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 	}
 	if err := runJob(job, fn, cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), err)
+		// What was recorded helps most when a run fails: report it even
+		// so (a send the device completes meanwhile may be missing).
+		if rerr := cfg.obs.report(job.World(), job.Process(), job.Device()); rerr != nil {
+			fmt.Fprintln(os.Stderr, rerr)
+		}
 		// Launchers forward output asynchronously and drop what is in flight
 		// when they end the job: let the report reach them first.
 		time.Sleep(abortGrace)
@@ -72,6 +80,10 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		return 1
 	}
 	if err := job.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := cfg.obs.report(job.World(), job.Process(), job.Device()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -25,3 +25,6 @@ func MainRanks(getenv func(string) string, opts ...Option) (int, error) {
 // RanksIgnored is the warning of a launched process 0 whose program asked
 // WithRanks(ranks) (0: did not ask) of a world of size ranks.
 var RanksIgnored = ranksIgnored
+
+// TracePath is the trace file of a process (tracePath).
+var TracePath = tracePath

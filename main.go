@@ -79,7 +79,7 @@ func joinJob(cfg *config) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer}, open)
+	j, err := bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, Observe: cfg.obs.world()}, open)
 	if err == nil && j.Process() == 0 {
 		if w := ranksIgnored(cfg.ranks, j.World().Size()); w != "" {
 			fmt.Fprintln(os.Stderr, w)

@@ -17,10 +17,11 @@ type config struct {
 	eagerLimit  int
 	eagerBuffer int // 0: MPGO_EAGER_BUFFER, or the default
 	noDeadlock  bool
-	ranks       int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
-	backend     string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
-	provider    string // the RDMA backend's libfabric provider (WithFabric)
-	noSHM       bool   // under a launcher: processes of one host talk over the backend too (WithoutSharedMemory)
+	ranks       int         // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
+	backend     string      // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
+	provider    string      // the RDMA backend's libfabric provider (WithFabric)
+	obs         observation // what the run records of itself (observe.go)
+	noSHM       bool        // under a launcher: processes of one host talk over the backend too (WithoutSharedMemory)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's
@@ -87,6 +88,9 @@ func newConfig(opts []Option) (*config, error) {
 		if err := o(c); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.obs.fromEnv(os.Getenv); err != nil {
+		return nil, err
 	}
 	if c.eagerBuffer == 0 {
 		if s := os.Getenv("MPGO_EAGER_BUFFER"); s != "" {

@@ -278,7 +278,11 @@ func (c *Comm) pick(k coll.Collective, form coll.Form, n int) coll.Algorithm {
 			ch.Where = coll.Hybrid
 		}
 	}
-	return coll.Select(ch)
+	alg := coll.Select(ch)
+	if c.ct != nil {
+		c.ct.picked(alg, n)
+	}
+	return alg
 }
 
 // Tags on the collective context (ctx|1). The range 100–199 belongs to the

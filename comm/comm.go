@@ -47,6 +47,7 @@ type Comm struct {
 	freed *atomic.Bool // set by Free; shared with cc (see create.go)
 	busy  *atomic.Bool // set while a collective call of this rank runs on c (guard.go); shared with cc
 	cst   *collState   // collective settings and shared-memory state (coll.go); nil until used
+	ct    *collTrace   // the collective call in the timeline and counters (observe_coll.go); nil: none
 }
 
 // marks are a communicator's flags, allocated together, a cache line to
@@ -66,7 +67,9 @@ const marksPad = 64 - 8
 // newComm returns a communicator and its collective twin.
 func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
 	m := new(marks)
-	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy}
+	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy,
+		ct: newCollTrace(ep.Observer())}
+	observeComm(ep, c)
 	cc := *c
 	cc.ctx |= 1
 	c.cc = &cc
@@ -114,7 +117,11 @@ func (c *Comm) newReq(kind engine.Kind, pooled bool) *engine.Request {
 
 // finish waits for a pooled request, returns its outcome and recycles it.
 func (c *Comm) finish(r *engine.Request) (Status, []byte, error) {
+	wild := c.ct != nil && r.WildcardRecv() // read before r is recycled
 	st, got, err := r.Finish()
+	if wild {
+		c.recordFinished(st, err)
+	}
 	return Status(st), got, err
 }
 
@@ -168,8 +175,9 @@ func (c *Comm) checkRecv(t Type, src, tag int) error {
 }
 
 // startSend validates and starts a send; the request is pooled for blocking
-// calls.
-func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled bool) (*engine.Request, error) {
+// calls, and for an Isend (async), whose request is released to the
+// caller once started.
+func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled, async bool) (*engine.Request, error) {
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, pooled)
 	}
@@ -178,6 +186,9 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, poo
 	}
 	r := c.newReq(engine.KindSend, pooled)
 	r.SetSend(mode, engine.Type(t), buf)
+	if async {
+		r.SetAsync()
+	}
 	// postSend, written out: one call less on the path of every send.
 	if err := r.StartSend(c.rank, dst, c.worldOf(dst), tag, pooled); err != nil {
 		return nil, err
@@ -189,6 +200,9 @@ func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (
 	if src == ProcNull {
 		return c.procNull(engine.KindRecv, t, tag, pooled)
 	}
+	if src == AnySource && c.ct != nil {
+		src = c.replayed(src)
+	}
 	if err := c.checkRecv(t, src, tag); err != nil {
 		return nil, err
 	}
@@ -197,6 +211,9 @@ func (c *Comm) startRecv(buf []byte, t Type, src, tag int, owned, pooled bool) (
 	// postRecv, written out: one call less on the path of every receive.
 	if err := r.StartRecv(src, c.peerOf(src), tag, pooled); err != nil {
 		return nil, err
+	}
+	if !pooled && c.ct != nil {
+		c.pend(r)
 	}
 	return r, nil
 }
@@ -220,7 +237,7 @@ func (c *Comm) postRecv(r *engine.Request, src, tag int, pooled bool) (*engine.R
 }
 
 func (c *Comm) send(buf []byte, t Type, dst, tag int, mode engine.Mode) error {
-	r, err := c.startSend(buf, t, dst, tag, mode, true)
+	r, err := c.startSend(buf, t, dst, tag, mode, true, false)
 	if err != nil {
 		return err
 	}
@@ -267,7 +284,7 @@ func (c *Comm) IsendOwned(buf []byte, t Type, dst, tag int) (*Request, error) {
 // completed at once goes back to the pool and the caller gets the shared
 // completedSend; one still in flight becomes the caller's.
 func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Request, error) {
-	r, err := c.startSend(buf, t, dst, tag, mode, true)
+	r, err := c.startSend(buf, t, dst, tag, mode, true, true)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +294,12 @@ func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Reque
 // release turns a pooled send request just started into the caller's: a
 // shared completed request when it completed at once (r goes back to the
 // pool), otherwise r itself.
-func (c *Comm) release(r *engine.Request) *Request { return user(r.Release()) }
+func (c *Comm) release(r *engine.Request) *Request {
+	if c.ct != nil && c.replayLog() != nil {
+		return user(r.ReleaseOwn()) // see ReleaseOwn
+	}
+	return user(r.Release())
+}
 
 // Recv receives a message of type t from src (or AnySource) with tag (or
 // AnyTag) into buf. Status.Count is in elements of t. A message longer than
@@ -344,6 +366,16 @@ func (c *Comm) probeNull(tag int) (Status, error) {
 // without receiving it. Status.Count is in bytes, whatever the message's
 // type (a probe names none; see [Status]).
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	if c != nil && c.ct != nil {
+		if l := c.replayLog(); l != nil {
+			return c.iprobeLogged(l, src, tag)
+		}
+	}
+	return c.iprobe(src, tag)
+}
+
+// iprobe is Iprobe.
+func (c *Comm) iprobe(src, tag int) (Status, bool, error) {
 	if src == ProcNull {
 		st, err := c.probeNull(tag)
 		return st, err == nil, err
@@ -367,6 +399,17 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 // probe names none; see [Status]): a message of n float64s counts 8n, one
 // of a value the size of its encoding.
 func (c *Comm) Probe(src, tag int) (Status, error) {
+	if c != nil && c.ct != nil && src == AnySource {
+		p := c.replayed(src)
+		st, err := c.probe(p, tag)
+		c.recordSource(p, st, err)
+		return st, err
+	}
+	return c.probe(src, tag)
+}
+
+// probe is Probe.
+func (c *Comm) probe(src, tag int) (Status, error) {
 	if src == ProcNull {
 		return c.probeNull(tag)
 	}

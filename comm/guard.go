@@ -33,7 +33,13 @@ func (c *Comm) enter(what string) error {
 	if c == nil {
 		return nil
 	}
-	return mark(c.busy, what, c, c.rank)
+	if err := mark(c.busy, what, c, c.rank); err != nil {
+		return err
+	}
+	if c.ct != nil {
+		c.ct.enter(what)
+	}
+	return nil
 }
 
 // mark sets busy, the mark of communicator on, for the collective what of
@@ -47,6 +53,9 @@ func mark(busy *atomic.Bool, what string, on fmt.Stringer, rank int) error {
 
 // leave clears the mark enter set.
 func (c *Comm) leave() {
+	if c != nil && c.ct != nil {
+		c.ct.leave(c.ctx | 1)
+	}
 	if c != nil && c.busy != nil {
 		c.busy.Store(false)
 	}

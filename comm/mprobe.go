@@ -25,6 +25,17 @@ type Message struct {
 // it off the queue and returns it with its status (Count in bytes), for
 // [Comm.Mrecv]: MPI_Mprobe.
 func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
+	if c != nil && c.ct != nil && src == AnySource {
+		p := c.replayed(src)
+		m, st, err := c.mprobeWait(p, tag)
+		c.recordSource(p, st, err)
+		return m, st, err
+	}
+	return c.mprobeWait(src, tag)
+}
+
+// mprobeWait is Mprobe.
+func (c *Comm) mprobeWait(src, tag int) (*Message, Status, error) {
 	for {
 		m, st, ok, err := c.mprobe(src, tag, true)
 		if err != nil || ok {
@@ -36,6 +47,11 @@ func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
 // Improbe is Mprobe without blocking: ok is false, and the message nil,
 // when no message from src with tag is there (MPI_Improbe).
 func (c *Comm) Improbe(src, tag int) (*Message, Status, bool, error) {
+	if c != nil && c.ct != nil {
+		if l := c.replayLog(); l != nil {
+			return c.improbeLogged(l, src, tag)
+		}
+	}
 	return c.mprobe(src, tag, false)
 }
 

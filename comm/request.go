@@ -28,12 +28,18 @@ func user(r *engine.Request) *Request { return (*Request)(r) }
 // receive, Count is in elements of the receive's type.
 func (r *Request) Wait() (Status, error) {
 	st, err := r.e().Wait() // a nil r fails with ErrArg there
+	if r.e().Observer() != nil {
+		seen(r.e())
+	}
 	return Status(st), err
 }
 
 // Test reports whether the request completed, without blocking; when it has,
 // it returns the status and error as Wait would.
 func (r *Request) Test() (Status, bool, error) {
+	if l := reqLog(r.e()); l != nil {
+		return r.testLogged(l)
+	}
 	st, ok, err := r.e().Test() // a nil r fails with ErrArg there
 	return Status(st), ok, err
 }
@@ -79,6 +85,9 @@ func WaitAll(rs ...*Request) error {
 // status and error. Nil requests are skipped; with none left it returns -1
 // and an error wrapping [ErrArg].
 func WaitAny(rs ...*Request) (int, Status, error) {
+	if l := firstLog(rs); l != nil {
+		return waitAnyLogged(l, rs)
+	}
 	i, st, err := engine.WaitAny(engineReqs(rs)...)
 	return i, Status(st), err
 }
@@ -87,6 +96,9 @@ func WaitAny(rs ...*Request) (int, Status, error) {
 // when all have, it returns the first error among them (in argument
 // order), as WaitAll would. Nil requests are skipped.
 func TestAll(rs ...*Request) (bool, error) {
+	if l := firstLog(rs); l != nil {
+		return testAllLogged(l, rs)
+	}
 	for _, r := range rs {
 		if r != nil && !r.e().Ready() {
 			return false, nil
@@ -100,14 +112,17 @@ func TestAll(rs ...*Request) (bool, error) {
 // index -1, when none has completed. Nil requests are skipped; with none
 // left it fails with an error wrapping [ErrArg], as WaitAny does.
 func TestAny(rs ...*Request) (i int, st Status, ok bool, err error) {
+	if l := firstLog(rs); l != nil {
+		return testAnyLogged(l, rs)
+	}
 	some := false
 	for i, r := range rs {
 		if r == nil {
 			continue
 		}
 		some = true
-		if st, ok, err := r.Test(); ok {
-			return i, st, true, err
+		if st, ok, err := r.e().Test(); ok {
+			return i, Status(st), true, err
 		}
 	}
 	if !some {
@@ -122,6 +137,9 @@ func TestAny(rs ...*Request) (i int, st Status, ok bool, err error) {
 // Nil requests are skipped; with none left it fails with an error
 // wrapping [ErrArg], as WaitAny does.
 func WaitSome(rs ...*Request) ([]int, error) {
+	if l := firstLog(rs); l != nil {
+		return waitSomeLogged(l, rs)
+	}
 	if _, _, err := WaitAny(rs...); errors.Is(err, ErrArg) && !someRequest(rs) {
 		return nil, fmt.Errorf("comm: WaitSome of no requests: %w", ErrArg)
 	}
@@ -142,7 +160,7 @@ func TestSome(rs ...*Request) ([]int, error) {
 		if r == nil {
 			continue
 		}
-		if _, ok, err := r.Test(); ok {
+		if _, ok, err := r.e().Test(); ok {
 			done = append(done, i)
 			if err != nil && first == nil {
 				first = err

@@ -66,12 +66,20 @@ type Config struct {
 	// groups by. Nil: each process (Process) is a node of its own, and
 	// without a Process map the whole world is one node.
 	Node func(rank int) int
+	// Observe says what the world records of its run: a timeline,
+	// counters, the outcomes of wildcard matching. Zero: nothing.
+	Observe Observe
 }
 
 // NewWorld creates a world of n ranks. With a Device, it starts the device
 // (Device.Start) with the world's engine.
 func NewWorld(n int, cfg Config) (*World, error) {
-	w, err := engine.NewWorld(n, engine.Config(cfg))
+	obs, err := newObserver(n, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, err := engine.NewWorld(n, engine.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock,
+		DetectInterval: cfg.DetectInterval, Local: cfg.Local, Device: cfg.Device, Process: cfg.Process, Observe: obs})
 	return (*World)(w), err
 }
 

@@ -33,6 +33,8 @@ type Config struct {
 	// (comm.Config.Node): processes of the same host are one node.
 	// Empty means pmi.HostID. Tests set it to play several hosts.
 	Host string
+	// Observe says what the world records of its run (see comm.Config).
+	Observe comm.Observe
 }
 
 // Opener opens a backend's device for this process, from the job's
@@ -107,7 +109,7 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Local: ranks, Device: dev, Process: owner,
+	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Observe: cfg.Observe, Local: ranks, Device: dev, Process: owner,
 		Node: func(rank int) int { return nodes[owner(rank)] }})
 	if err != nil {
 		dev.Close()

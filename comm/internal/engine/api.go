@@ -133,6 +133,7 @@ func (r *Request) Finish() (Status, []byte, error) {
 	r.ev.rearm()
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, ModeStandard
 	r.asBuf, r.gotBuf, r.att = false, nil, nil
+	r.t0hi, r.t0lo = 0, 0
 	r.from, r.fromLen, r.sink = nil, 0, nil
 	r.owner, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
 	if !ep.spare.CompareAndSwap(nil, r) {
@@ -206,7 +207,7 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	if spins {
 		ep.markRunning(false)
 	}
-	<-done
+	ep.waitObserved(done)
 	if spins {
 		ep.markRunning(true)
 	}

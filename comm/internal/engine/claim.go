@@ -52,7 +52,7 @@ func (r *Request) StartClaimed(c *Claimed) error {
 		return r.describeErr(fmt.Errorf("the message was received already: %w", ErrArg))
 	}
 	r.src, r.tag, r.peer = m.src, m.tag, p.src
-	r.ep.deliver(r, m)
+	r.ep.deliver(r, m, 0)
 	return nil
 }
 

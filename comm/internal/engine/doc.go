@@ -23,5 +23,6 @@
 // with a helper), api.go (what comm calls), remote.go (the
 // device boundary), payload.go and types.go (the vocabulary comm
 // re-exports), structs.go (struct element types: the process's table of
-// their layouts, and how they travel).
+// their layouts, and how they travel), observe.go (the hooks of what a
+// world records of its run: package internal/trace).
 package engine

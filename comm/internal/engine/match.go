@@ -237,6 +237,7 @@ func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Reque
 		}
 	}
 	p.unexp.push(q)
+	in.unexpected(p)
 	if q.sreq != nil {
 		q.sreq.in, q.sreq.pr, q.sreq.m = in, p, q
 	}

@@ -142,8 +142,9 @@ func (a arrivingPull) Pull(dst []byte) error { return a.in.PullArriving(dst) }
 
 // take delivers message m to receive r: type check, copy or handoff,
 // completion of the sender (rendezvous) and of r. Neither is in a queue any
-// more; no lock is held.
-func take(r *Request, m *msg) {
+// more; no lock is held. now is the clock of r's world's recorder, read a
+// moment ago by the caller (observe.go), or 0.
+func take(r *Request, m *msg, now int64) {
 	st := m.status()
 	var err error
 	switch {
@@ -192,6 +193,9 @@ func take(r *Request, m *msg) {
 		s.complete(Status{}, nil)
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
+	if o := r.ep.obs; o != nil {
+		r.traceRecv(o, st, now)
+	}
 	r.complete(st, err)
 }
 
@@ -233,6 +237,10 @@ func dropBuf(m *msg) {
 
 // startSend starts send r towards world rank r.peer.
 func (ep *Endpoint) startSend(r *Request) error {
+	var now int64
+	if ep.obs != nil {
+		now = r.stamp(ep.obs)
+	}
 	if !ep.w.isLocal(r.peer) {
 		return ep.sendRemote(r)
 	}
@@ -258,41 +266,46 @@ func (ep *Endpoint) startSend(r *Request) error {
 	}
 	if rr != nil {
 		m.sreq = nil // the sender completes itself, below
-		take(rr, &m)
-		r.complete(Status{}, nil)
+		take(rr, &m, now)
+		r.completeAt(Status{}, nil, now)
 		return nil
 	}
 	if m.sreq == nil { // queued as an eager copy or a handoff; else a rendezvous (arrive may have made it one)
-		r.complete(Status{}, nil)
+		r.completeAt(Status{}, nil, now)
 	}
 	return nil
 }
 
 // startRecv posts receive r on this rank's inbox.
 func (ep *Endpoint) startRecv(r *Request) error {
+	var now int64
+	if ep.obs != nil {
+		now = r.stamp(ep.obs)
+	}
 	m, err := ep.inbox.post(r)
 	if err != nil {
 		return err
 	}
 	if m != nil {
-		ep.deliver(r, m)
+		ep.deliver(r, m, now)
 	}
 	return nil
 }
 
-// deliver hands m, an unexpected message off its queue, to receive r.
-func (ep *Endpoint) deliver(r *Request, m *msg) {
+// deliver hands m, an unexpected message off its queue, to receive r (now
+// as take has it).
+func (ep *Endpoint) deliver(r *Request, m *msg, now int64) {
 	if m.rdv { // Irecv must not wait for the network (remote.go)
 		w := ep.w
 		w.pulls.Add(1)
 		go func() {
 			defer w.pulls.Done()
-			take(r, m)
+			take(r, m, 0)
 			freeMsg(m)
 		}()
 		return
 	}
-	take(r, m)
+	take(r, m, now)
 	freeMsg(m)
 }
 

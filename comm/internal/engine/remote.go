@@ -53,14 +53,14 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 		return true, nil
 	case !env.Rendezvous:
 		mm.arriving = true
-		take(rr, &mm)
+		take(rr, &mm, 0)
 		return false, nil
 	}
 	pulled := mm // mm itself stays on the stack
 	w.pulls.Add(1)
 	go func() {
 		defer w.pulls.Done()
-		take(rr, &pulled)
+		take(rr, &pulled, 0)
 	}()
 	return false, nil
 }

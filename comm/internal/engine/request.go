@@ -61,6 +61,7 @@ type Request struct {
 	owned      bool // receive: take the sender's slice instead of copying
 	asBuf      bool // receive (with owned): deliver a *buffer.Buf
 	typ        Type
+	t0hi       uint8 // start time, high bits (observe.go)
 	ctx        uint64
 	src        int // receive: requested local source or AnySource; send: sender's local rank
 	tag        int // receive: requested tag or AnyTag
@@ -95,6 +96,7 @@ type Request struct {
 	// it fires, so that the deadlock detector never sees the rank blocked
 	// between the completion and the helper running again.
 	quiet atomic.Uint32
+	t0lo  uint32 // start time, low bits (observe.go)
 }
 
 // States of Request.quiet.
@@ -119,11 +121,20 @@ type watchers struct {
 // complete records the result and fires the request. The caller owns r (it
 // removed it from its queue or never queued it). Count is converted from
 // bytes to elements of the request's type.
-func (r *Request) complete(st Status, err error) {
+func (r *Request) complete(st Status, err error) { r.completeAt(st, err, 0) }
+
+// completeAt is complete, now being the clock of r's world's recorder
+// (observe.go), when the caller read it a moment ago; 0 when not.
+func (r *Request) completeAt(st Status, err error, now int64) {
 	if sz := r.typ.Size(); sz > 1 {
 		st.Count /= sz
 	}
 	r.st, r.err = st, err
+	if r.kind == KindSend {
+		if o := r.ep.observer(); o != nil {
+			r.traceSend(o, err, now)
+		}
+	}
 	if r.quiet.Load() == quietSleeping && r.quiet.CompareAndSwap(quietSleeping, quietWoken) {
 		r.ep.helpers.Add(1)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mpgo/mpgo/buffer"
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/internal/trace"
 )
 
 // World is one run's set of ranks that share this process's memory: their
@@ -28,6 +29,7 @@ type World struct {
 	local       []bool            // which world ranks run here; nil: all
 	process     func(int) int     // Config.Process
 	node        func(int) int     // Config.Node
+	observe     *trace.Set        // Config.Observe
 
 	state   atomic.Int32          // stateRunning, stateAborted, stateClosed
 	cause   atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
@@ -74,6 +76,7 @@ type Config struct {
 	Device         device.Device
 	Process        func(rank int) int
 	Node           func(rank int) int
+	Observe        *trace.Set // what to record of the run; nil: nothing
 }
 
 // Endpoint is one rank of a world: its inbox and what it is parked on.
@@ -89,6 +92,8 @@ type Endpoint struct {
 	waitOne  atomic.Pointer[Request]
 	waitMany atomic.Pointer[waitRec]
 	done     atomic.Bool // the rank's function returned
+	obs      *trace.Rank // the engine's hooks record here (observe.go); nil: no timeline, no counters
+	rec      *trace.Rank // what the world records of this rank, for comm; nil: nothing
 
 	// spare caches one pooled request for this rank's next blocking call:
 	// an atomic swap on the rank's own cache line is cheaper than a
@@ -148,7 +153,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comm: eager pool: %w", err)
 	}
-	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, node: cfg.Node, pool: pool,
+	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, node: cfg.Node, pool: pool, observe: cfg.Observe,
 		closed: make(chan struct{})}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
@@ -162,6 +167,12 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		ep := &w.eps[i]
 		ep.w, ep.rank = w, i
 		ep.inbox.ep = ep
+		if cfg.Observe != nil {
+			ep.rec = cfg.Observe.Rank(i)
+			if o := cfg.Observe.Options(); o.Trace || o.Stats {
+				ep.obs = ep.rec // record/replay alone is comm's: the engine's hooks stay off
+			}
+		}
 		if n <= directPairs {
 			ep.inbox.direct = make([]atomic.Pointer[pair], n)
 		}
@@ -436,7 +447,7 @@ func (ep *Endpoint) park(r *Request) {
 	ep.parks.Add(1)
 	ep.waitOne.Store(r)
 	ep.markRunning(false)
-	r.ev.sleep()
+	ep.sleepObserved(&r.ev)
 	ep.markRunning(true)
 	ep.waitOne.Store(nil)
 }
@@ -450,7 +461,7 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	ep.parks.Add(1)
 	ep.waitMany.Store(wr)
 	ep.markRunning(false)
-	<-c
+	ep.waitObserved(c)
 	ep.markRunning(true)
 	ep.waitMany.Store(nil)
 }

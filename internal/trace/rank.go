@@ -1,0 +1,104 @@
+package trace
+
+// Rank is what one rank records: its ring of records (when the set
+// traces), its counters (when it counts: Options.Stats), its wildcard log
+// (when the set records or replays). The engine and package comm call its methods from any
+// goroutine of the rank, and a send's completion from its receiver's.
+type Rank struct {
+	clock Clock
+	world int
+	set   *Set
+	ring  *ring // nil: no timeline
+	log   *Log  // nil: no record/replay
+	count bool  // keep the counters
+	c     counters
+}
+
+// Now returns the set's clock, in its ticks (Clock): the start time a
+// hook keeps until it records.
+func (o *Rank) Now() int64 { return o.clock.Now() }
+
+// Counting reports whether o keeps counters.
+func (o *Rank) Counting() bool { return o.count }
+
+// Tracing reports whether o keeps a timeline.
+func (o *Rank) Tracing() bool { return o.ring != nil }
+
+// Log returns the rank's record/replay log, nil when there is none.
+func (o *Rank) Log() *Log { return o.log }
+
+// Sent records a send from start until end: on the communicator of
+// context ctx, from its rank src to its rank dst (world rank dstWorld)
+// with tag, of bytes. failed: it completed with an error.
+func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes int, async, failed bool) {
+	if o.count && !failed {
+		o.c.sent(int64(bytes))
+	}
+	if o.ring == nil {
+		return
+	}
+	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: int32(dst),
+		DstWorld: int32(dstWorld), Tag: int32(tag), Op: OpSend, Flags: flags(async, failed)}
+	o.ring.add(&rec)
+}
+
+// Received records a receive from start until end that matched the
+// message src (the sender's rank in the communicator of context ctx)
+// sent with tag, of bytes.
+func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async bool) {
+	if o.count {
+		o.c.received(int64(bytes))
+	}
+	if o.ring == nil {
+		return
+	}
+	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: -1,
+		DstWorld: int32(o.world), Tag: int32(tag), Op: OpRecv, Flags: flags(async, false)}
+	o.ring.add(&rec)
+}
+
+// Collective records the collective call name (Set.Name) from start until
+// now, run by the algorithm alg (Set.Name; 0 for none), on the
+// communicator of context ctx, of bytes (the calling rank's input).
+func (o *Rank) Collective(start int64, ctx uint64, name, alg uint16, bytes int) {
+	if o.count {
+		o.c.collective.Add(1)
+	}
+	if o.ring == nil {
+		return
+	}
+	rec := Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: -1, Dst: -1, DstWorld: -1,
+		Name: name, Alg: alg, Op: OpColl}
+	o.ring.add(&rec)
+}
+
+// Blocked counts t ticks that a goroutine of the rank was parked.
+func (o *Rank) Blocked(t int64) { o.c.blocked.Add(t) }
+
+// Unexpected records that one of the rank's unexpected queues (one per
+// sender) holds n messages.
+func (o *Rank) Unexpected(n int64) {
+	if o.count {
+		o.c.unexpected(n)
+	}
+}
+
+// Stats returns the rank's counters so far.
+func (o *Rank) Stats() Stats { return o.c.stats(o.world, o.clock.Scale()) }
+
+// Name returns the number that stands for s in the set's records.
+func (o *Rank) Name(s string) uint16 { return o.set.Name(s) }
+
+// NameComm records that the communicator of context ctx is called name.
+func (o *Rank) NameComm(ctx uint64, name string) { o.set.NameComm(ctx, name) }
+
+func flags(async, failed bool) uint8 {
+	var f uint8
+	if async {
+		f |= FlagAsync
+	}
+	if failed {
+		f |= FlagFailed
+	}
+	return f
+}
