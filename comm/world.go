@@ -79,7 +79,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		return nil, err
 	}
 	w, err := engine.NewWorld(n, engine.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock,
-		DetectInterval: cfg.DetectInterval, Local: cfg.Local, Device: cfg.Device, Process: cfg.Process, Observe: obs})
+		DetectInterval: cfg.DetectInterval, Local: cfg.Local, Device: cfg.Device, Process: cfg.Process, Node: cfg.Node, Observe: obs})
 	return (*World)(w), err
 }
 
