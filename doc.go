@@ -84,8 +84,24 @@
 // later operation fails with [comm.ErrAborted] and Run returns a
 // [RankError] naming the rank. When every live rank is blocked and none can
 // progress, the blocked operations fail with [comm.ErrDeadlock] and Run
-// returns a [comm.DeadlockError] that lists each rank's pending operation.
-// Cancelling the context given with [WithContext] aborts the run.
+// returns a [comm.DeadlockError] with a line for every rank, in rank
+// order: the call it is blocked in as the program made it (a collective
+// by its name, "Allreduce on world, waiting for rank 3"; a point-to-point
+// call with its arguments, "Recv(src=2, tag=7) on halo"), the
+// communicator by its name ([comm.Comm.SetName]), the caller's file:line,
+// and "returned" for a rank whose function returned (a call waiting for
+// such a rank says so). Cancelling the context given with [WithContext]
+// aborts the run.
+//
+// What the detector sees: a rank is blocked when every goroutine of it
+// inside mpgo sleeps on an operation that has not completed: its own
+// goroutine, and the helpers started with [comm.Comm.Go] (a helper that
+// computes keeps its rank running). It does not see a rank that spins in
+// its own code (polling with Test or Iprobe in a loop: that rank runs), a
+// goroutine the program started itself with go (start those with
+// [comm.Comm.Go]), nor a wait outside mpgo (a channel, a mutex): a rank
+// blocked there is running as far as mpgo knows, and the others wait
+// for it, as they would for a long computation.
 //
 // Across processes, a process that dies, or whose host does, breaks its
 // connections: the others' operations fail with errors wrapping

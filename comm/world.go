@@ -2,8 +2,6 @@ package comm
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/mpgo/mpgo/comm/device"
@@ -110,44 +108,3 @@ func (w *World) Close() { w.e().Close() }
 
 // RankDone records that rank's function returned: it will not send again.
 func (w *World) RankDone(rank int) { w.e().RankDone(rank) }
-
-// Deadlock returns the deadlock the detector found, or nil.
-func (w *World) Deadlock() *DeadlockError {
-	d := w.e().Deadlock()
-	if d == nil {
-		return nil
-	}
-	e := &DeadlockError{Pending: make([]PendingOp, len(d.Pending))}
-	for i, p := range d.Pending {
-		e.Pending[i] = PendingOp(p)
-	}
-	return e
-}
-
-// PendingOp is one blocked operation in a deadlock report.
-type PendingOp struct {
-	Rank int    // the rank in the world
-	Op   string // e.g. "recv from rank 1 tag 7 on world"
-}
-
-// DeadlockError reports a deadlock: every live rank was blocked in mpgo with
-// nothing able to progress. It wraps [ErrDeadlock].
-type DeadlockError struct {
-	Pending []PendingOp
-}
-
-func (e *DeadlockError) Error() string {
-	var b strings.Builder
-	b.WriteString("comm: deadlock: every live rank is blocked:")
-	ops := append([]PendingOp(nil), e.Pending...)
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Rank < ops[j].Rank })
-	for _, p := range ops {
-		fmt.Fprintf(&b, "\n  rank %d: %s", p.Rank, p.Op)
-	}
-	return b.String()
-}
-
-// Unwrap returns ErrDeadlock.
-func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
-
-var _ error = (*DeadlockError)(nil)

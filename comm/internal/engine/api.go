@@ -201,8 +201,7 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	}
 	spins := ep.w.running != nil
 	ep.flushDeferred()
-	ep.parks.Add(1)
-	ep.waitOne.Store(r)
+	p := ep.enter(waitRec{one: r})
 	if spins {
 		ep.markRunning(false)
 	}
@@ -210,5 +209,5 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	if spins {
 		ep.markRunning(true)
 	}
-	ep.waitOne.Store(nil)
+	ep.leave(p)
 }

@@ -197,22 +197,6 @@ func TagStr(t int) string {
 	return fmt.Sprint(t)
 }
 
-// describe names a pending operation for a deadlock report.
-func (r *Request) describe() string {
-	cid := "?"
-	if r.owner != nil {
-		cid = r.owner.String()
-	}
-	switch r.kind {
-	case KindSend:
-		return fmt.Sprintf("send to rank %d tag %d (%d bytes) on %s", r.to, r.tag, len(r.buf)+r.fromLen, cid)
-	case KindRecv:
-		return fmt.Sprintf("recv from %s tag %s on %s", RankStr(r.src), TagStr(r.tag), cid)
-	default:
-		return fmt.Sprintf("probe %s tag %s on %s", RankStr(r.src), TagStr(r.tag), cid)
-	}
-}
-
 // Wait blocks until the request completes and returns its status. For a
 // receive, Count is in elements of the receive's type.
 func (r *Request) Wait() (Status, error) {
