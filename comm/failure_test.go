@@ -85,9 +85,9 @@ func TestDeadlockReport(t *testing.T) {
 		t.Fatalf("Run = %v, want a report of 3 operations", err)
 	}
 	for _, want := range []string{
-		"rank 0: Recv(src=1, tag=5) on world at comm/failure_test.go:",
-		"rank 1: Ssend(dst=2, tag=6, 8 bytes) on world at comm/failure_test.go:",
-		"rank 2: Probe(src=any, tag=7) on world at comm/failure_test.go:",
+		"rank 0: Recv(src=1, tag=5) on world at failure_test.go:",
+		"rank 1: Ssend(dst=2, tag=6, 8 bytes) on world at failure_test.go:",
+		"rank 2: Probe(src=any, tag=7) on world at failure_test.go:",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("report lacks %q:\n%v", want, err)
