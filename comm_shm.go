@@ -92,10 +92,14 @@ func runRanks(w *comm.World, ranks []int, fn func(world *comm.Comm) error, cfg *
 	)
 	fail := func(e error) {
 		mu.Lock()
-		if first == nil {
+		isFirst := first == nil
+		if isFirst {
 			first = e
 		}
 		mu.Unlock()
+		if isFirst {
+			notifyFailure(w, e)
+		}
 		w.Abort()
 	}
 	stop := make(chan struct{})

@@ -22,7 +22,9 @@ import (
 // Semantics are those of [Run], across processes: a rank that fails or
 // panics aborts this process's ranks, and the other processes, once they
 // notice this one broke off, fail with errors wrapping [comm.ErrPeerLost]
-// (and [comm.ErrAborted]). Join returns the first failure as a
+// (and [comm.ErrAborted]); this process tells them the failed rank's
+// original error first, which their errors wrap as a [comm.PeerFailure]
+// (and Main prints once, as "rank R failed: …"). Join returns the first failure as a
 // [RankError]; errors joining the job wrap [ErrBootstrap]. Join does
 // not end the other processes itself; [Main] does, through the launcher.
 func Join(fn func(world *comm.Comm) error, opts ...Option) error {
@@ -62,7 +64,11 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		return 1
 	}
 	if err := runJob(job, fn, cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), err)
+		var shown any = err
+		if pf := peerFailure(err); pf != nil {
+			shown = pf // the cause, once, not the chain of its consequences
+		}
+		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), shown)
 		// Launchers forward output asynchronously and drop what is in flight
 		// when they end the job: let the report reach them first.
 		time.Sleep(abortGrace)

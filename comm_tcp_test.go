@@ -114,6 +114,7 @@ func TestUnderMPIExec(t *testing.T) {
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
+		{"panicking rank", 4, nil, "panic", false, []string{"rank 2 failed: panicked: mpcheck: rank 2 panics on purpose in main.main"}, true},
 		// Hydra ends the job itself when a process dies before finalizing:
 		// the survivors report the lost peer unless it is faster.
 		{"process exits", 4, nil, "exit", false, nil, true},
@@ -133,6 +134,9 @@ func TestUnderMPIExec(t *testing.T) {
 				if !strings.Contains(out, w) {
 					t.Errorf("no %q in:\n%s", w, out)
 				}
+			}
+			if strings.Contains(out, "peer process lost") && (tt.mode == "fail" || tt.mode == "panic") {
+				t.Errorf("a rank's failure reached the others as a lost process:\n%s", out)
 			}
 			if d := time.Since(start); !tt.ok && d > 20*time.Second {
 				t.Errorf("the failed job took %v to end", d)
@@ -224,6 +228,33 @@ func TestKilledProcessWithoutLauncher(t *testing.T) {
 		if res.took > 20*time.Second {
 			t.Errorf("process %d took %v to end", r, res.took)
 		}
+	}
+}
+
+// A rank that panics, or returns an error, in one process of four: its
+// process tells the others the rank's original error before it breaks
+// off, and each of them reports that error once ("rank 2 failed: …"),
+// with nothing of the lost connection it then sees.
+func TestPeerFailureReportedOnce(t *testing.T) {
+	bin := buildTCPCheck(t)
+	for _, tt := range []struct{ mode, want string }{
+		{"panic", "rank 2 failed: panicked: mpcheck: rank 2 panics on purpose in main.main.func"},
+		{"fail", "rank 2 failed: mpcheck: rank 2 fails on purpose"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, tt.mode) {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				if r == 2 {
+					continue // the failing rank's own process prints its error in full
+				}
+				if n := strings.Count(res.out, tt.want); n != 1 || strings.Contains(res.out, "peer process lost") ||
+					strings.Count(res.out, "\n") != 1 {
+					t.Errorf("process %d: want %q once, on one line, got:\n%s", r, tt.want, res.out)
+				}
+			}
+		})
 	}
 }
 

@@ -103,9 +103,15 @@
 // blocked there is running as far as mpgo knows, and the others wait
 // for it, as they would for a long computation.
 //
-// Across processes, a process that dies, or whose host does, breaks its
-// connections: the others' operations fail with errors wrapping
-// [comm.ErrPeerLost] (and [comm.ErrAborted]) that name it. A process that
+// Across processes, a rank that fails or panics aborts the job: its
+// process tells the others the rank's original error (its message, or the
+// panic's value and the function and line that panicked) before it breaks
+// off, and their operations fail with errors wrapping a
+// [comm.PeerFailure], which [Main] prints once in each process:
+// "mpgo: process 0 of 4: rank 2 failed: panicked: … in main.main.func3
+// at /src/prog/main.go:100". A process that dies, or whose host does,
+// breaks its connections without a word: the others' operations fail with
+// errors wrapping [comm.ErrPeerLost] (and [comm.ErrAborted]) that name it. A process that
 // is stopped (SIGSTOP, a debugger) or hangs outside mpgo keeps its
 // connections open, and its peers would wait for it forever; set
 // MPGO_HEARTBEAT to a duration (10s, say: well above the longest pause a

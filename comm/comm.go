@@ -77,6 +77,11 @@ func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name 
 
 const worldContext uint64 = 2
 
+// reservedContexts: contexts below it are never a derived communicator's
+// (0 carries the engine's control messages between processes, 2 is the
+// world's).
+const reservedContexts uint64 = 4
+
 // Rank returns the calling rank's number in c, in [0, Size).
 func (c *Comm) Rank() int { return c.rank }
 

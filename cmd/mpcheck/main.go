@@ -6,6 +6,7 @@
 //
 //	semantics  the devicetest semantics suite; every rank prints "rank R of N: ok"
 //	fail       rank 2 returns an error after a barrier (Main aborts the job)
+//	panic      rank 2 panics after a barrier, while the others wait for it
 //	exit       rank 1's process exits abruptly after a barrier, while the
 //	           others wait for it: they must fail with ErrPeerLost
 //	kill       rank 1's process kills itself (SIGKILL) after a barrier
@@ -85,6 +86,18 @@ func main() {
 				// learn of the abort at once, before the launcher ends them.
 				time.Sleep(100 * time.Millisecond)
 				return errors.New("mpcheck: rank 2 fails on purpose")
+			}
+			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
+			return err
+		}
+	case "panic":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			if w.Rank() == 2 {
+				time.Sleep(100 * time.Millisecond) // the others are waiting by now
+				panic("mpcheck: rank 2 panics on purpose")
 			}
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
 			return err
