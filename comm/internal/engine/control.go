@@ -95,9 +95,14 @@ func (w *World) sendControl(src, dst, tag int, payload []byte, done func(error))
 }
 
 // control takes a control message from world rank src on arrival.
-func (w *World) control(src int, env device.Envelope, m device.Incoming) error {
-	if env.Len > maxNote || env.Len < 0 {
-		return fmt.Errorf("comm: control message of %d bytes: %w", env.Len, ErrArg)
+// It fails as Arrive does: with the world's error once it stopped, with
+// ErrArg for a message that is not one.
+func (w *World) control(src int, typ Type, env device.Envelope, m device.Incoming) error {
+	if err := w.failure(); err != nil {
+		return err
+	}
+	if typ != Byte || env.Len > maxNote || env.Tag != tagFailure {
+		return fmt.Errorf("comm: control message %d of type %d, %d bytes: %w", env.Tag, typ, env.Len, ErrArg)
 	}
 	buf := make([]byte, env.Len)
 	take := func() {

@@ -39,12 +39,12 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	if src < 0 || src >= len(w.eps) || dst < 0 || dst >= len(w.eps) || !w.isLocal(dst) {
 		return false, fmt.Errorf("comm: message from rank %d to rank %d, which is not here: %w", src, dst, ErrRank)
 	}
-	if env.Context == controlContext {
-		return false, w.control(src, env, m)
-	}
 	typ, ok := fromWire(env.Type, env.Fingerprint)
 	if !ok || m == nil || env.Len < 0 {
 		return false, fmt.Errorf("comm: message of element type %d (fingerprint %08x), %d bytes: %w", env.Type, env.Fingerprint, env.Len, ErrArg)
+	}
+	if env.Context == controlContext {
+		return false, w.control(src, typ, env, m)
 	}
 	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: typ, fp: env.Fingerprint, remote: m, size: env.Len, rdv: env.Rendezvous}
 	in := &w.eps[dst].inbox
