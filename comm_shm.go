@@ -62,7 +62,14 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	var stop func()
+	if cfg.signals {
+		stop = watchSignals(w, nil, "mpgo: ")
+	}
 	first := runRanks(w, nil, fn, cfg)
+	if stop != nil {
+		stop()
+	}
 	w.Close()
 	if d := w.Deadlock(); d != nil {
 		if first != nil && !errors.Is(first, comm.ErrDeadlock) {

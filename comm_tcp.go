@@ -1,6 +1,7 @@
 package mpgo
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -68,6 +69,9 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		if pf := peerFailure(err); pf != nil {
 			shown = pf // the cause, once, not the chain of its consequences
 		}
+		if errors.Is(err, errSignal) {
+			return 1 // the report is printed, and the signal ends the process
+		}
 		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), shown)
 		// Launchers forward output asynchronously and drop what is in flight
 		// when they end the job: let the report reach them first.
@@ -90,6 +94,8 @@ const abortGrace = 100 * time.Millisecond
 // A failure aborts the local world; the device then closes abruptly, so
 // that the other processes learn of it.
 func runJob(job *job.Job, fn func(world *comm.Comm) error, cfg *config) error {
+	stop := watchSignals(job.World(), job.Ranks(), fmt.Sprintf("mpgo: process %d of %d: ", job.Process(), job.Processes()))
+	defer stop()
 	return runRanks(job.World(), job.Ranks(), fn, cfg)
 }
 

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -159,6 +160,35 @@ type procResult struct {
 // others ended. The test fails when they run longer than limit.
 func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []string, argv ...string) []procResult {
 	t.Helper()
+	return runJobProcessesDuring(t, n, leftover, limit, env, nil, argv...)
+}
+
+// lockedBuffer is a process's output, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// runJobProcessesDuring is runJobProcesses, calling during (when not nil)
+// once the processes started, with them and a function that returns what
+// process r printed so far.
+func runJobProcessesDuring(t *testing.T, n, leftover int, limit time.Duration, env []string,
+	during func(procs []*os.Process, out func(r int) string), argv ...string) []procResult {
+	t.Helper()
+	procs := make([]*os.Process, n)
+	outs := make([]*lockedBuffer, n)
 	root := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -179,12 +209,13 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 			"OMPI_COMM_WORLD_LOCAL_RANK="+fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE="+fmt.Sprint(n),
 			"MPGO_ROOT="+root, "MPGO_SECRET="+testSecret)
 		cmd.Env = append(cmd.Env, env...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		out := new(lockedBuffer)
+		cmd.Stdout, cmd.Stderr = out, out
 		ownProcessGroup(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		procs[r], outs[r] = cmd.Process, out
 		all.Add(1)
 		go func() {
 			defer all.Done()
@@ -194,6 +225,9 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 				others.Done()
 			}
 		}()
+	}
+	if during != nil {
+		during(procs, func(r int) string { return outs[r].String() })
 	}
 	others.Wait()
 	killLeftover()
@@ -255,6 +289,74 @@ func TestPeerFailureReportedOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A job that hangs, ended with SIGINT or SIGQUIT: each process prints its
+// ranks' pending operations, as a deadlock report names them, and then
+// ends as the signal ends a process. Rank 1 computes (sleeps in its own
+// code, which no detector takes for blocked) while ranks 0 and 2 wait
+// for it.
+func TestSignalReport(t *testing.T) {
+	bin := buildTCPCheck(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			signalled := func(procs []*os.Process, out func(int) string) {
+				deadline := time.Now().Add(30 * time.Second)
+				for r := range procs { // every rank is where it hangs
+					for !strings.Contains(out(r), "hangs") && time.Now().Before(deadline) {
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				time.Sleep(100 * time.Millisecond) // from the print to the park
+				for _, p := range procs {
+					p.Signal(sig)
+				}
+			}
+			results := runJobProcessesDuring(t, 3, -1, time.Minute, nil, signalled, bin, "hang", "-busy", "1m")
+			for r, res := range results {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				want := fmt.Sprintf("rank %d: Recv(src=1, tag=0) on world at main.go:", r)
+				if r == 1 {
+					want = "rank 1: running"
+				}
+				if !strings.Contains(res.out, fmt.Sprintf("mpgo: process %d of 3: %v: pending operations:\n  %s", r, sig, want)) {
+					t.Errorf("process %d: no report with %q:\n%s", r, want, res.out)
+				}
+			}
+		})
+	}
+}
+
+// Main's goroutine ranks report on SIGINT too, every rank in one process.
+func TestSignalReportGoroutineRanks(t *testing.T) {
+	if launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	bin := buildTCPCheck(t)
+	cmd := exec.Command(bin, "-np", "3", "-busy", "1m", "hang")
+	out := new(lockedBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(out.String(), "hangs") < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	if err := cmd.Wait(); err == nil {
+		t.Errorf("exited 0 after SIGINT:\n%s", out)
+	}
+	want := "mpgo: interrupt: pending operations:\n" +
+		"  rank 0: Recv(src=1, tag=0) on world at main.go:"
+	if s := out.String(); !strings.Contains(s, want) || !strings.Contains(s, "\n  rank 1: running\n  rank 2: Recv(src=1, tag=0) on world at main.go:") {
+		t.Errorf("no report of every rank:\n%s", s)
 	}
 }
 

@@ -103,6 +103,15 @@
 // blocked there is running as far as mpgo knows, and the others wait
 // for it, as they would for a long computation.
 //
+// A job that hangs, ended with Ctrl-C (SIGINT, which mpiexec forwards to
+// every process) or SIGQUIT: while [Main] or [Join] runs the ranks, each
+// process prints its ranks' pending operations to stderr, one line a rank
+// as in a deadlock report ("mpgo: process 0 of 4: interrupt: pending
+// operations:" and "  rank 0: Recv(src=1, tag=0) on world at main.go:42";
+// "running" for a rank in its own code), and then ends as the signal ends
+// a process (SIGQUIT with Go's dump of every goroutine). [Run] leaves
+// signals to its caller.
+//
 // Across processes, a rank that fails or panics aborts the job: its
 // process tells the others the rank's original error (its message, or the
 // panic's value and the function and line that panicked) before it breaks

@@ -46,7 +46,16 @@ func mainErr(fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	return Run(n, fn, opts...)
+	return Run(n, fn, append(opts, withSignalReport())...)
+}
+
+// withSignalReport makes Run report its ranks' pending operations on
+// SIGINT or SIGQUIT (Main's goroutine ranks: Main owns the process).
+func withSignalReport() Option {
+	return func(c *config) error {
+		c.signals = true
+		return nil
+	}
 }
 
 // np is the number of goroutine ranks for Main.

@@ -20,6 +20,7 @@ type config struct {
 	ranks       int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
 	backend     string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
 	provider    string // the RDMA backend's libfabric provider (WithFabric)
+	signals     bool   // Main: report pending operations on SIGINT/SIGQUIT (signal_report.go)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's

@@ -3,6 +3,7 @@ package comm
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mpgo/mpgo/comm/internal/engine"
 )
@@ -23,6 +24,28 @@ func (w *World) Deadlock() *DeadlockError {
 		e.Pending[i] = pendingOp(r)
 	}
 	return e
+}
+
+// AbortReport describes what the given world ranks of this process are
+// doing now, one [PendingOp] a rank as in a deadlock report, for a process
+// about to end (on a signal, say): to learn where each blocked goroutine
+// called mpgo it aborts w with cause, which wakes them, and waits up to
+// wait for them to say.
+func (w *World) AbortReport(ranks []int, cause error, wait time.Duration) []PendingOp {
+	prs := w.e().AbortReport(ranks, cause, wait)
+	ops := make([]PendingOp, len(prs))
+	for i, r := range prs {
+		ops[i] = pendingOp(r)
+	}
+	return ops
+}
+
+// FormatPending writes ops one line a rank, in rank order, as a deadlock
+// report does, each line starting with a newline and two spaces.
+func FormatPending(ops []PendingOp) string {
+	var b strings.Builder
+	writePending(&b, ops)
+	return b.String()
 }
 
 // PendingOp is one rank's line of a deadlock report.

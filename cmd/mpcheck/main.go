@@ -7,6 +7,9 @@
 //	semantics  the devicetest semantics suite; every rank prints "rank R of N: ok"
 //	fail       rank 2 returns an error after a barrier (Main aborts the job)
 //	panic      rank 2 panics after a barrier, while the others wait for it
+//	hang       rank 1 sleeps for -busy in its own code while the others wait
+//	           in a receive from it; each prints "rank R hangs" first (for
+//	           the reports on SIGINT and SIGQUIT)
 //	exit       rank 1's process exits abruptly after a barrier, while the
 //	           others wait for it: they must fail with ErrPeerLost
 //	kill       rank 1's process kills itself (SIGKILL) after a barrier
@@ -100,6 +103,19 @@ func main() {
 				panic("mpcheck: rank 2 panics on purpose")
 			}
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
+			return err
+		}
+	case "hang":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			fmt.Printf("rank %d hangs\n", w.Rank())
+			if w.Rank() == 1 {
+				time.Sleep(*busy)
+				return nil
+			}
+			_, err := w.Recv(make([]byte, 8), comm.Byte, 1, 0)
 			return err
 		}
 	case "exit", "kill", "stop":

@@ -213,3 +213,18 @@ func (w *World) describeReq(r *Request) PendingReq {
 	}
 	return d
 }
+
+// AbortReport describes what the given world ranks of this process are
+// doing now, then aborts the world with cause, so that every parked
+// goroutine wakes and says where it was called, and waits up to wait for
+// them (ResolveSites). For a process about to end: on a signal, or when a
+// deadlock across processes was found.
+func (w *World) AbortReport(ranks []int, cause error, wait time.Duration) []PendingRank {
+	prs := make([]PendingRank, 0, len(ranks))
+	for _, r := range ranks {
+		prs = append(prs, w.eps[r].Pending())
+	}
+	w.AbortWith(cause)
+	ResolveSites(prs, wait)
+	return prs
+}
