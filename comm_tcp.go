@@ -74,8 +74,13 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		}
 		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), shown)
 		// Launchers forward output asynchronously and drop what is in flight
-		// when they end the job: let the report reach them first.
+		// when they end the job: let the report reach them first (and the
+		// coordinator's report of a deadlock across processes).
 		time.Sleep(abortGrace)
+		var jd *jobDeadlock
+		if errors.As(err, &jd) {
+			time.Sleep(deadlockGrace)
+		}
 		job.Abort(1, err.Error())
 		return 1
 	}
@@ -90,14 +95,44 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 // asking the launcher to end the job.
 const abortGrace = 100 * time.Millisecond
 
+// deadlockGrace is how much longer a process whose ranks deadlocked with
+// the others' waits before it ends the job: the coordinating process
+// prints the report once every process's part came.
+const deadlockGrace = 500 * time.Millisecond
+
 // runJob runs fn on the job's local ranks as Run does on a whole world.
 // A failure aborts the local world; the device then closes abruptly, so
 // that the other processes learn of it.
 func runJob(job *job.Job, fn func(world *comm.Comm) error, cfg *config) error {
 	stop := watchSignals(job.World(), job.Ranks(), fmt.Sprintf("mpgo: process %d of %d: ", job.Process(), job.Processes()))
 	defer stop()
-	return runRanks(job.World(), job.Ranks(), fn, cfg)
+	err := runRanks(job.World(), job.Ranks(), fn, cfg)
+	if errors.Is(err, comm.ErrDeadlock) || err != nil && job.World().Deadlock() != nil {
+		// The detector across processes: this process's part of the
+		// report must reach the coordinating process before it leaves,
+		// which has the whole job's.
+		if d, ok := job.World().JobDeadlock(deadlockWait); ok {
+			return d
+		}
+		return &jobDeadlock{err}
+	}
+	return err
 }
+
+// deadlockWait bounds how long a process waits for the report of a
+// deadlock across processes to be gathered.
+const deadlockWait = 2 * time.Second
+
+// jobDeadlock is the failure of a process, not the one coordinating the
+// detector across processes, whose ranks were deadlocked: the report is
+// the coordinator's to print.
+type jobDeadlock struct{ err error }
+
+func (e *jobDeadlock) Error() string {
+	return "deadlocked with the job's other processes (the lowest process still running prints the report)"
+}
+
+func (e *jobDeadlock) Unwrap() error { return e.err }
 
 // WithRanks sets the number of goroutine ranks [Main] runs when no
 // launcher started the process (ahead of MPGO_NP); a program's -np flag

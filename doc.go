@@ -103,6 +103,25 @@
 // blocked there is running as far as mpgo knows, and the others wait
 // for it, as they would for a long computation.
 //
+// Deadlocks across processes: under a launcher ([Main], [Join]) a
+// detector runs across the job's processes. Each process counts the
+// messages it handed to the network and those that arrived; the lowest
+// process still running asks every process, every 250 ms while it is
+// blocked itself, whether all its ranks are blocked and for its counts.
+// When two consecutive rounds find every rank of every process blocked,
+// nobody woken in between, and as many messages arrived as were sent
+// (Mattern's four-counter termination detection), the job is deadlocked:
+// every blocked operation fails with [comm.ErrDeadlock], each process
+// sends its ranks' lines to that process, and it prints the whole job's
+// report, a line for every rank as above ("mpgo: process 0 of 4: comm:
+// deadlock: every live rank is blocked:" and the ranks' lines), within a
+// second of the deadlock. Not detected across processes, besides what the
+// in-process detector does not see: a job in which a process runs with
+// the detector off ([WithoutDeadlockDetection]); and the notice that
+// tells a synchronous or rendezvous sender its message was received,
+// which the backend sends on its own, is assumed to arrive within the
+// 250 ms between rounds.
+//
 // A job that hangs, ended with Ctrl-C (SIGINT, which mpiexec forwards to
 // every process) or SIGQUIT: while [Main] or [Join] runs the ranks, each
 // process prints its ranks' pending operations to stderr, one line a rank

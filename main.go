@@ -85,7 +85,7 @@ func joinJob(cfg *config) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer}, open)
+	return bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock}, open)
 }
 
 // opener returns how to open the named backend's device.

@@ -48,6 +48,24 @@ func FormatPending(ops []PendingOp) string {
 	return b.String()
 }
 
+// JobDeadlock waits, up to wait, until this process's part of a deadlock
+// that the detector across processes declared is over (its ranks'
+// operations failed with [ErrDeadlock] and its lines of the report went
+// to the coordinating process). In the coordinating process it returns the
+// whole job's report, a line for every rank of every process, and true;
+// elsewhere, and without such a deadlock, nil and false.
+func (w *World) JobDeadlock(wait time.Duration) (*DeadlockError, bool) {
+	lines, coord := w.e().JobDeadlock(wait)
+	if !coord {
+		return nil, false
+	}
+	e := &DeadlockError{Pending: make([]PendingOp, len(lines))}
+	for i, l := range lines {
+		e.Pending[i] = PendingOp{Rank: l.Rank, Op: l.Line, Returned: l.Line == "returned"}
+	}
+	return e, true
+}
+
 // PendingOp is one rank's line of a deadlock report.
 type PendingOp struct {
 	Rank     int    // the rank in the world

@@ -40,18 +40,20 @@ type Config struct {
 	// instead (see the package documentation, Protocols). Zero means
 	// DefaultEagerBuffer; negative is an error.
 	EagerBuffer int
-	// DetectDeadlock enables the deadlock detector.
+	// DetectDeadlock enables the deadlock detector. With a Device, it is
+	// the detector across the job's processes (every process must enable
+	// it; see World.JobDeadlock), which looks every 250ms.
 	DetectDeadlock bool
-	// DetectInterval is how often the detector looks (default 5ms).
+	// DetectInterval is how often the in-process detector looks (default
+	// 5ms).
 	DetectInterval time.Duration
 	// Local lists the world ranks that run in this process (nil: all of
 	// them); the others are reached through Device.
 	Local []int
 	// Device carries messages to the ranks that are not local. Required
 	// when Local leaves ranks out. NewWorld starts it (Device.Start) with
-	// the world's engine; the caller closes it, before the world. The
-	// deadlock detector sees only this process, so it is not run with a
-	// device.
+	// the world's engine; the caller closes it, before the world. With a
+	// device, DetectDeadlock runs the detector across processes.
 	Device device.Device
 	// Process tells which process runs each world rank, numbered as the
 	// device numbers them (required with a Device). Collectives on
@@ -65,6 +67,9 @@ type Config struct {
 // (Device.Start) with the world's engine.
 func NewWorld(n int, cfg Config) (*World, error) {
 	w, err := engine.NewWorld(n, engine.Config(cfg))
+	if err == nil && cfg.Device != nil && cfg.DetectDeadlock {
+		w.DetectAcross(0, func(r engine.PendingRank) string { return pendingOp(r).Op })
+	}
 	return (*World)(w), err
 }
 

@@ -7,6 +7,11 @@
 //	semantics  the devicetest semantics suite; every rank prints "rank R of N: ok"
 //	fail       rank 2 returns an error after a barrier (Main aborts the job)
 //	panic      rank 2 panics after a barrier, while the others wait for it
+//	deadlock   a deadlock of the kind -case names (allreduce: the last rank
+//	           skips an Allreduce; ring: every rank receives from the next;
+//	           ssend: every rank Ssends to the next; barrier: rank 1
+//	           probes instead; waitany: every rank waits for two receives
+//	           nobody sends): the job must end with a report
 //	hang       rank 1 sleeps for -busy in its own code while the others wait
 //	           in a receive from it; each prints "rank R hangs" first (for
 //	           the reports on SIGINT and SIGQUIT)
@@ -49,6 +54,7 @@ func main() {
 	only := flag.String("only", "", "bench: measure only mpgo or only raw")
 	eager := flag.Int("eager", 0, "protocol switch in bytes (0: the default)")
 	busy := flag.Duration("busy", 2*time.Second, "compute: how long rank 1 computes")
+	dcase := flag.String("case", "allreduce", "deadlock: which deadlock")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file, suffixed with the process id")
 	flag.Parse()
 	mode := flag.Arg(0)
@@ -105,6 +111,8 @@ func main() {
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
 			return err
 		}
+	case "deadlock":
+		fn = func(w *comm.Comm) error { return deadlock(w, *dcase) }
 	case "hang":
 		fn = func(w *comm.Comm) error {
 			if err := w.Barrier(); err != nil {
@@ -210,4 +218,44 @@ func compute(d time.Duration) uint64 {
 		}
 	}
 	return x
+}
+
+// deadlock runs the deadlock named c (see the mode deadlock).
+func deadlock(w *comm.Comm, c string) error {
+	me, n := w.Rank(), w.Size()
+	if err := w.Barrier(); err != nil {
+		return err
+	}
+	buf := make([]byte, 8)
+	switch c {
+	case "allreduce":
+		if me == n-1 {
+			_, err := w.Recv(buf, comm.Byte, 0, 7)
+			return err
+		}
+		return w.Allreduce(buf, make([]byte, 8), comm.Byte, func(inout, in []byte) {})
+	case "ring":
+		_, err := w.Recv(buf, comm.Byte, (me+1)%n, 1)
+		return err
+	case "ssend":
+		return w.Ssend(buf, comm.Byte, (me+1)%n, 2)
+	case "barrier":
+		if me == 1 {
+			_, err := w.Probe(comm.AnySource, 3)
+			return err
+		}
+		return w.Barrier()
+	case "waitany":
+		r1, err := w.Irecv(buf, comm.Byte, (me+1)%n, 4)
+		if err != nil {
+			return err
+		}
+		r2, err := w.Irecv(make([]byte, 8), comm.Byte, comm.AnySource, 5)
+		if err != nil {
+			return err
+		}
+		_, _, err = comm.WaitAny(r1, r2)
+		return err
+	}
+	return fmt.Errorf("mpcheck: unknown deadlock %q", c)
 }

@@ -28,6 +28,10 @@ type Config struct {
 	// EagerBuffer bounds the eager messages queued between two ranks of
 	// this process (see comm.Config); zero means comm.DefaultEagerBuffer.
 	EagerBuffer int
+	// DetectDeadlock runs the deadlock detector across the job's
+	// processes (comm.Config.DetectDeadlock with a device): every process
+	// must set it.
+	DetectDeadlock bool
 }
 
 // Opener opens a backend's device for this process, from the job's
@@ -87,7 +91,7 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Local: ranks, Device: dev, Process: owner})
+	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock, Local: ranks, Device: dev, Process: owner})
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)

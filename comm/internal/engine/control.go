@@ -23,8 +23,9 @@ const (
 	tagFailure = 1 // payload: the failed rank's error, as text
 )
 
-// maxNote bounds a failure note's text.
-const maxNote = 4 << 10
+// maxNote bounds a control message (a failure note's text, a process's
+// lines of a deadlock report).
+const maxNote = 64 << 10
 
 // PeerFailure is the error of a rank of another process that failed
 // (returned an error or panicked), as that process told before it broke
@@ -98,10 +99,10 @@ func (w *World) sendControl(src, dst, tag int, payload []byte, done func(error))
 // It fails as Arrive does: with the world's error once it stopped, with
 // ErrArg for a message that is not one.
 func (w *World) control(src int, typ Type, env device.Envelope, m device.Incoming) error {
-	if err := w.failure(); err != nil {
-		return err
+	if err := w.failure(); err != nil && env.Tag != tagReport {
+		return err // a report is taken even then: the deadlock it reports stopped the world
 	}
-	if typ != Byte || env.Len > maxNote || env.Tag != tagFailure {
+	if typ != Byte || env.Len > maxNote || env.Tag < tagFailure || env.Tag > tagReport {
 		return fmt.Errorf("comm: control message %d of type %d, %d bytes: %w", env.Tag, typ, env.Len, ErrArg)
 	}
 	buf := make([]byte, env.Len)
@@ -134,5 +135,7 @@ func (w *World) controlArrived(src, tag int, payload []byte) {
 	switch tag {
 	case tagFailure:
 		w.AbortWith(&PeerFailure{Rank: src, Msg: string(payload)})
+	default:
+		w.arriveAcross(src, tag, payload)
 	}
 }

@@ -285,8 +285,10 @@ func (ep *Endpoint) deliver(r *Request, m *msg) {
 	if m.rdv { // Irecv must not wait for the network (remote.go)
 		w := ep.w
 		w.pulls.Add(1)
+		w.pulling.Add(1) // the receiving rank may park meanwhile: not quiet (distdeadlock.go)
 		go func() {
 			defer w.pulls.Done()
+			defer w.pulling.Add(-1)
 			take(r, m)
 			freeMsg(m)
 		}()

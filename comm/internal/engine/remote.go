@@ -26,7 +26,19 @@ func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
 func (ep *Endpoint) sendRemote(r *Request) error {
 	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Len: len(r.buf), Sync: r.mode == ModeSync}
 	env.Type, env.Fingerprint = r.typ.wire()
-	return ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) { r.complete(Status{}, err) })
+	done := func(err error) { r.complete(Status{}, err) }
+	d := ep.w.across.Load()
+	if d != nil {
+		done = d.track(r) // its deadlock can fail r before the device does
+	}
+	err := ep.w.dev.Send(ep.rank, r.peer, env, r.buf, done)
+	switch {
+	case err != nil && d != nil:
+		d.untrack(r)
+	case err == nil:
+		ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
+	}
+	return err
 }
 
 // Arrive implements [device.Engine]: m is matched against dst's posted
@@ -46,6 +58,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	if env.Context == controlContext {
 		return false, w.control(src, typ, env, m)
 	}
+	w.arrived.Add(1) // for the detector across processes (distdeadlock.go)
 	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: typ, fp: env.Fingerprint, remote: m, size: env.Len, rdv: env.Rendezvous}
 	in := &w.eps[dst].inbox
 	rr, err := in.arrive(in.pairOf(src), &mm, nil)
@@ -61,8 +74,10 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	}
 	pulled := mm // mm itself stays on the stack
 	w.pulls.Add(1)
+	w.pulling.Add(1)
 	go func() {
 		defer w.pulls.Done()
+		defer w.pulling.Add(-1)
 		take(rr, &pulled)
 	}()
 	return false, nil
@@ -74,6 +89,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 // in MPI.)
 func (e *engine) PeerFinished(proc int) {
 	w := (*World)(e)
+	w.procFinished(proc)
 	var fail []*Request
 	for r := range w.eps {
 		if !w.isLocal(r) {

@@ -45,6 +45,13 @@ type World struct {
 
 	detector chan struct{} // closed by Close to stop the detector
 	stopped  chan struct{}
+
+	// The detector across processes (distdeadlock.go): messages handed to
+	// the device and arrived from it, rendezvous payloads being pulled,
+	// and the detector itself (nil: off).
+	sent, arrived atomic.Uint64
+	pulling       atomic.Int32
+	across        atomic.Pointer[acrossDetector]
 }
 
 const (
@@ -334,6 +341,9 @@ func (w *World) Close() {
 	w.workers.Wait()
 	w.pulls.Wait()
 	w.copiers.Wait()
+	if d := w.across.Load(); d != nil {
+		d.stop()
+	}
 	if w.detector != nil {
 		close(w.detector)
 		<-w.stopped
