@@ -225,9 +225,7 @@ func (w *World) AbortReport(ranks []int, cause error, wait time.Duration) []Pend
 		prs = append(prs, w.eps[r].Pending())
 	}
 	w.AbortWith(cause)
-	if d := w.across.Load(); d != nil {
-		d.failSends(w.failure()) // not swept: the device holds them
-	}
+	w.failSends(ranks, w.failure()) // not swept: the device holds them
 	ResolveSites(prs, wait)
 	return prs
 }

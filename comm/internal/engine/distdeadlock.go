@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -72,12 +71,6 @@ type acrossDetector struct {
 	in     chan ctlMsg
 	quit   chan struct{}
 	exited chan struct{}
-
-	// sends holds the sends to other processes that the device has not
-	// completed yet, each with the flag that its one completion sets: by
-	// the device, or by a deadlock the detector declared (the device's
-	// later call is then ignored).
-	sends sync.Map // *Request → *atomic.Bool
 
 	mu       sync.Mutex
 	finished []bool // processes that said goodbye
@@ -336,42 +329,34 @@ func (d *acrossDetector) send(proc, tag int, payload []byte) {
 	}
 }
 
-// track registers send r, handed to the device, and returns the device's
-// completion for it.
-func (d *acrossDetector) track(r *Request) func(error) {
-	tok := new(atomic.Bool)
-	d.sends.Store(r, tok)
-	return func(err error) {
-		if tok.CompareAndSwap(false, true) {
-			d.sends.CompareAndDelete(r, tok)
-			r.complete(Status{}, err)
-		}
-	}
+// takeSend claims send r, which a goroutine of this process is parked on,
+// for a declared deadlock or a signal's report, if the device holds it
+// still: the device's later completion is then ignored (sendRemote).
+func takeSend(r *Request) bool {
+	s := r.remote.Load()
+	return s&1 == 1 && r.remote.CompareAndSwap(s, s&^1)
 }
 
-// untrack forgets send r, which the device refused.
-func (d *acrossDetector) untrack(r *Request) { d.sends.Delete(r) }
-
-// takeSend claims send r for a declared deadlock, if the device has not
-// completed it.
-func (d *acrossDetector) takeSend(r *Request) bool {
-	v, ok := d.sends.Load(r)
-	if !ok || !v.(*atomic.Bool).CompareAndSwap(false, true) {
-		return false
-	}
-	d.sends.CompareAndDelete(r, v)
-	return true
-}
-
-// failSends completes every send to another process that the device holds
-// with err (a process about to end: AbortReport).
-func (d *acrossDetector) failSends(err error) {
-	d.sends.Range(func(k, _ any) bool {
-		if r := k.(*Request); d.takeSend(r) {
-			r.complete(Status{}, err)
+// failSends completes with err the sends to other processes that the
+// device holds and the given ranks' goroutines are parked on (a process
+// about to end: AbortReport).
+func (w *World) failSends(ranks []int, err error) {
+	var fail []*Request
+	for _, rank := range ranks {
+		ep := &w.eps[rank]
+		ep.pmu.Lock()
+		for _, p := range ep.parked {
+			p.wr.each(func(r *Request) {
+				if !r.done() && takeSend(r) {
+					fail = append(fail, r)
+				}
+			})
 		}
-		return true
-	})
+		ep.pmu.Unlock()
+	}
+	for _, r := range fail {
+		r.complete(Status{}, err)
+	}
 }
 
 // fail is this process's part of a deadlock the detector declared: the
@@ -392,7 +377,7 @@ func (d *acrossDetector) fail() {
 		ep.pmu.Lock()
 		for _, p := range ep.parked {
 			p.wr.each(func(r *Request) {
-				if !r.done() && (r.in != nil && r.in.unqueue(r) || d.takeSend(r)) {
+				if !r.done() && (r.in != nil && r.in.unqueue(r) || takeSend(r)) {
 					fail = append(fail, r)
 				}
 			})

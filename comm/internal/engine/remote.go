@@ -26,16 +26,14 @@ func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
 func (ep *Endpoint) sendRemote(r *Request) error {
 	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Len: len(r.buf), Sync: r.mode == ModeSync}
 	env.Type, env.Fingerprint = r.typ.wire()
-	done := func(err error) { r.complete(Status{}, err) }
-	d := ep.w.across.Load()
-	if d != nil {
-		done = d.track(r) // its deadlock can fail r before the device does
-	}
-	err := ep.w.dev.Send(ep.rank, r.peer, env, r.buf, done)
-	switch {
-	case err != nil && d != nil:
-		d.untrack(r)
-	case err == nil:
+	held := (r.remote.Load()>>1+1)<<1 | 1 // a new generation, held by the device
+	r.remote.Store(held)
+	err := ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) {
+		if r.remote.CompareAndSwap(held, held&^1) { // else a deadlock completed r
+			r.complete(Status{}, err)
+		}
+	})
+	if err == nil {
 		ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
 	}
 	return err

@@ -95,6 +95,14 @@ type Request struct {
 	// it fires, so that the deadlock detector never sees the rank blocked
 	// between the completion and the helper running again.
 	quiet atomic.Uint32
+
+	// remote is, for a send handed to the device, its generation (the
+	// count of the request's sends to other processes) shifted left by
+	// one, with bit 0 set while the device holds it: the device's
+	// completion and a declared deadlock's settle who completes it by
+	// one CAS, and a completion the device makes late, after the request
+	// was recycled, finds another generation (distdeadlock.go).
+	remote atomic.Uint32
 }
 
 // States of Request.quiet.
