@@ -121,7 +121,7 @@ func runJob(job *job.Job, fn func(world *comm.Comm) error, cfg *config) error {
 
 // deadlockWait bounds how long a process waits for the report of a
 // deadlock across processes to be gathered.
-const deadlockWait = 2 * time.Second
+const deadlockWait = 3 * time.Second
 
 // jobDeadlock is the failure of a process, not the one coordinating the
 // detector across processes, whose ranks were deadlocked: the report is

@@ -95,6 +95,40 @@ func TestDeadlockAcrossProcesses(t *testing.T) {
 	}
 }
 
+// Process 0 returns at once and leaves; the three others then deadlock
+// among themselves, never having spoken to it: it told them it left, so
+// process 1 coordinates, and its report marks rank 0 returned.
+func TestDeadlockAfterCoordinatorLeft(t *testing.T) {
+	errs := runJobs(t, 4, 1, func(w *comm.Comm) error {
+		me := w.Rank()
+		if me == 0 {
+			return nil
+		}
+		next := me%3 + 1                   // 1 → 2 → 3 → 1
+		time.Sleep(100 * time.Millisecond) // process 0 is gone by now
+		_, err := w.Recv(nil, comm.Byte, next, 1)
+		return err
+	})
+	if errs[0] != nil {
+		t.Errorf("process 0: %v", errs[0])
+	}
+	var d *comm.DeadlockError
+	if !errors.As(errs[1], &d) {
+		t.Fatalf("process 1: %v, want the job's deadlock report", errs[1])
+	}
+	report := d.Error()
+	for _, want := range []string{"  rank 0: returned", "  rank 1: Recv(src=2, tag=1)", "  rank 2: Recv(src=3, tag=1)", "  rank 3: Recv(src=1, tag=1)"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("no %q in:\n%s", want, report)
+		}
+	}
+	for p := 2; p < 4; p++ {
+		if !errors.Is(errs[p], comm.ErrDeadlock) {
+			t.Errorf("process %d: %v, want ErrDeadlock", p, errs[p])
+		}
+	}
+}
+
 // Processes that wait for each other while one computes, or while
 // messages are on their way, are not deadlocked: a ring of messages
 // passed slowly, and a large message pulled while its sender waits.

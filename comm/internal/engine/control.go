@@ -99,10 +99,10 @@ func (w *World) sendControl(src, dst, tag int, payload []byte, done func(error))
 // It fails as Arrive does: with the world's error once it stopped, with
 // ErrArg for a message that is not one.
 func (w *World) control(src int, typ Type, env device.Envelope, m device.Incoming) error {
-	if err := w.failure(); err != nil && env.Tag != tagReport {
-		return err // a report is taken even then: the deadlock it reports stopped the world
+	if err := w.failure(); err != nil && env.Tag != tagReport && env.Tag != tagHave {
+		return err // a deadlock's report is taken even then: the deadlock stopped the world
 	}
-	if typ != Byte || env.Len > maxNote || env.Tag < tagFailure || env.Tag > tagReport {
+	if typ != Byte || env.Len > maxNote || env.Tag < tagFailure || env.Tag > tagHave {
 		return fmt.Errorf("comm: control message %d of type %d, %d bytes: %w", env.Tag, typ, env.Len, ErrArg)
 	}
 	buf := make([]byte, env.Len)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +57,8 @@ const (
 	tagState   = 3 // process → coordinator: wave, passive, parks, sent, arrived
 	tagDeclare = 4 // coordinator → process: the job is deadlocked
 	tagReport  = 5 // process → coordinator: its ranks' lines of the report
+	tagLeaving = 6 // process → every other: its ranks returned, it leaves
+	tagHave    = 7 // coordinator → process: its report came (it may leave)
 )
 
 // acrossDetector is one process's side of the detector across processes.
@@ -67,6 +70,8 @@ type acrossDetector struct {
 	local    []int // this process's world ranks
 	interval time.Duration
 	describe func(PendingRank) string // a rank's line of the report (comm's words)
+
+	returned atomic.Int32 // local ranks that returned (rankDone)
 
 	in     chan ctlMsg
 	quit   chan struct{}
@@ -143,6 +148,34 @@ func (w *World) procFinished(proc int) {
 		d.mu.Lock()
 		d.finished[proc] = true
 		d.mu.Unlock()
+	}
+}
+
+// rankDone counts a local rank that returned; once all did, the process
+// tells every other that it leaves, before its device says goodbye
+// (which reaches only the processes it is connected to): they stop
+// asking it, and the next process coordinates when it was the
+// coordinator. It waits (up to a second) until the notes are written: a
+// device's graceful close drops sends still waiting for their connection.
+func (d *acrossDetector) rankDone() {
+	if int(d.returned.Add(1)) != len(d.local) || d.w.state.Load() != stateRunning {
+		return
+	}
+	sent := make(chan error, d.procs)
+	n := 0
+	for p := range d.procs {
+		if p != d.self && d.w.sendControl(d.local[0], d.firstOf[p], tagLeaving, nil, func(err error) { sent <- err }) == nil {
+			n++
+		}
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for ; n > 0; n-- {
+		select {
+		case <-sent:
+		case <-t.C:
+			return
+		}
 	}
 }
 
@@ -241,6 +274,10 @@ func (d *acrossDetector) run() {
 				}
 			case tagReport:
 				d.takeReport(m.proc, m.payload)
+			case tagLeaving:
+				d.w.procFinished(m.proc)
+			case tagHave:
+				d.finish()
 			}
 		case <-t.C:
 			tick = true
@@ -323,9 +360,11 @@ func (d *acrossDetector) send(proc, tag int, payload []byte) {
 	if err := d.w.sendControl(d.local[0], d.firstOf[proc], tag, payload, func(err error) { sent <- err }); err != nil {
 		return
 	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
 	select {
 	case <-sent:
-	case <-time.After(time.Second):
+	case <-t.C:
 	}
 }
 
@@ -414,13 +453,19 @@ func (d *acrossDetector) sendReport(coord int) {
 		d.takeReport(d.self, []byte(b.String()))
 		return
 	}
+	// done once the coordinator says it has the report (tagHave): leaving
+	// before (an aborted world's device closes abruptly) could reset the
+	// connection with the report still unread at the other end.
 	d.send(coord, tagReport, []byte(b.String()))
-	d.finish()
 }
 
-// takeReport records process proc's lines of the report (coordinator);
-// the report is complete once every process that was asked sent its own.
+// takeReport records process proc's lines of the report (coordinator),
+// and tells proc it has them; the report is complete once every process
+// that was asked sent its own.
 func (d *acrossDetector) takeReport(proc int, payload []byte) {
+	if proc != d.self {
+		defer d.send(proc, tagHave, nil)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.lines == nil {
@@ -448,8 +493,12 @@ func (d *acrossDetector) assemble() {
 	d.report = make([]PendingReport, 0, len(d.w.eps))
 	for r := range d.w.eps {
 		line, ok := d.lines[r]
-		if !ok {
-			line = fmt.Sprintf("no report (process %d)", d.w.process(r))
+		switch p := d.w.process(r); {
+		case ok:
+		case d.finished[p]:
+			line = "returned"
+		default:
+			line = fmt.Sprintf("no report (process %d)", p)
 		}
 		d.report = append(d.report, PendingReport{Rank: r, Line: line})
 	}

@@ -368,6 +368,9 @@ func regionFor(eagerLimit int) int {
 func (w *World) RankDone(rank int) {
 	w.eps[rank].done.Store(true)
 	w.eps[rank].markRunning(false)
+	if d := w.across.Load(); d != nil {
+		d.rankDone()
+	}
 }
 
 // Deadlock returns the deadlock the detector found, or nil. The first
