@@ -115,7 +115,10 @@
 // sends its ranks' lines to that process, and it prints the whole job's
 // report, a line for every rank as above ("mpgo: process 0 of 4: comm:
 // deadlock: every live rank is blocked:" and the ranks' lines), within a
-// second of the deadlock. Not detected across processes, besides what the
+// second of the deadlock. A process whose ranks all returned tells every
+// other that it leaves (one small message to each, at exit), so that the
+// next process coordinates when it was the lowest. Not detected across
+// processes, besides what the
 // in-process detector does not see: a job in which a process runs with
 // the detector off ([WithoutDeadlockDetection]); and the notice that
 // tells a synchronous or rendezvous sender its message was received,
