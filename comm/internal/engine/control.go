@@ -53,10 +53,18 @@ func (w *World) NotifyFailure(rank int, msg string, wait time.Duration) {
 	if len(msg) > maxNote {
 		msg = msg[:maxNote]
 	}
-	sent := make(chan error, len(w.eps))
+	w.tellAll(rank, tagFailure, []byte(msg), wait)
+}
+
+// tellAll sends a control message from local world rank src to the lowest
+// rank of every other process, and waits up to wait until the device
+// wrote them all.
+func (w *World) tellAll(src, tag int, payload []byte, wait time.Duration) {
+	dsts := w.firstOfProcesses()
+	sent := make(chan error, len(dsts))
 	n := 0
-	for _, dst := range w.firstOfProcesses() {
-		if err := w.sendControl(rank, dst, tagFailure, []byte(msg), func(err error) { sent <- err }); err == nil {
+	for _, dst := range dsts {
+		if err := w.sendControl(src, dst, tag, payload, func(err error) { sent <- err }); err == nil {
 			n++
 		}
 	}

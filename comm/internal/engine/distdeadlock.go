@@ -161,22 +161,7 @@ func (d *acrossDetector) rankDone() {
 	if int(d.returned.Add(1)) != len(d.local) || d.w.state.Load() != stateRunning {
 		return
 	}
-	sent := make(chan error, d.procs)
-	n := 0
-	for p := range d.procs {
-		if p != d.self && d.w.sendControl(d.local[0], d.firstOf[p], tagLeaving, nil, func(err error) { sent <- err }) == nil {
-			n++
-		}
-	}
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	for ; n > 0; n-- {
-		select {
-		case <-sent:
-		case <-t.C:
-			return
-		}
-	}
+	d.w.tellAll(d.local[0], tagLeaving, nil, time.Second)
 }
 
 // coordinator returns the lowest process not known to have finished.
