@@ -53,7 +53,7 @@ func TestFabricUnderMPIExec(t *testing.T) {
 	}
 	bin := buildTCPCheckRDMA(t)
 	for _, prov := range fabricProviders() {
-		env := []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=" + prov}
+		env := []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=" + prov, "MPGO_SHM=0"} // the fabric between processes of this host too
 		t.Run(prov+"/semantics", func(t *testing.T) {
 			out, code := runProgram(t, 2*time.Minute, env, mpiexec, "-n", "4", bin, "semantics")
 			if code != 0 {
@@ -110,7 +110,7 @@ func TestFabricShmFilesAfterFailure(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			before := shmFiles(t)
-			env := []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=shm", helperEnv + "=" + mode, helperPIDs + "=" + dir}
+			env := []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=shm", "MPGO_SHM=0", helperEnv + "=" + mode, helperPIDs + "=" + dir}
 			out, code := runProgram(t, time.Minute, env, mpiexec, "-n", strconv.Itoa(procs), os.Args[0])
 			if code == 0 {
 				t.Fatalf("the failing job exited with status 0:\n%s", out)

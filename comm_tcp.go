@@ -11,8 +11,10 @@ import (
 )
 
 // Join runs fn SPMD on this process's ranks of a job that a launcher
-// started, and returns when they have returned. The processes join over
-// TCP: MPICH's mpiexec and Slurm's srun --mpi=pmi2 are found through
+// started, and returns when they have returned. The processes of one
+// host talk through shared memory (package backend/shm; MPGO_SHM=0 or
+// [WithoutSharedMemory] turns that off, and MPGO_HEARTBEAT, which only
+// TCP keeps, does too), the others over TCP (or RDMA: MPGO_BACKEND): MPICH's mpiexec and Slurm's srun --mpi=pmi2 are found through
 // their PMI socket (PMI_FD or PMI_PORT), Open MPI's mpirun through
 // OMPI_COMM_WORLD_RANK with a rendezvous address in MPGO_ROOT=host:port
 // and a job secret in MPGO_SECRET, without which it refuses to start
@@ -134,11 +136,22 @@ func (e *jobDeadlock) Error() string {
 
 func (e *jobDeadlock) Unwrap() error { return e.err }
 
-// WithRanks sets the number of goroutine ranks [Main] runs when no
-// launcher started the process (ahead of MPGO_NP); a program's -np flag
-// becomes mpgo.Main(fn, mpgo.WithRanks(*np)). Under a launcher the
-// launcher decides the number of processes, and MPGO_RANKS_PER_PROC the
-// ranks in each.
+// WithRanks sets the program's number of goroutine ranks for [Main] when no
+// launcher started the process; a program's -np flag becomes
+// mpgo.Main(fn, mpgo.WithRanks(*np)).
+//
+// Precedence, started plainly: MPGO_NP in the environment, when set, beats
+// WithRanks, which beats the default of runtime.NumCPU(). WithRanks is the
+// program's default (a flag's default value looks the same to Main as one
+// the user typed), and the environment is where the person running the
+// program overrides defaults without editing it or learning its flags, as
+// GOGC and GODEBUG do. A program that wants its flag to win passes it only
+// when set (flag.Visit), or unsets MPGO_NP.
+//
+// Under a launcher the launcher decides the number of processes, and
+// MPGO_RANKS_PER_PROC the ranks in each; a WithRanks that disagrees with
+// the size of that world is ignored with a one-line warning on standard
+// error from process 0 ([Run] takes its n and ignores WithRanks).
 func WithRanks(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

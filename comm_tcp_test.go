@@ -92,8 +92,92 @@ func TestWithRanks(t *testing.T) {
 	}
 }
 
+// Started plainly, Main's ranks: MPGO_NP beats WithRanks (the program's
+// default, as a flag's default value is), which beats one per CPU.
+func TestMainRanksPrecedence(t *testing.T) {
+	env := func(np string) func(string) string {
+		return func(k string) string {
+			if k == "MPGO_NP" {
+				return np
+			}
+			return ""
+		}
+	}
+	tests := []struct {
+		name string
+		np   string
+		opts []mpgo.Option
+		want int
+	}{
+		{"neither", "", nil, runtime.NumCPU()},
+		{"WithRanks", "", []mpgo.Option{mpgo.WithRanks(3)}, 3},
+		{"MPGO_NP", "5", nil, 5},
+		{"MPGO_NP beats WithRanks", "5", []mpgo.Option{mpgo.WithRanks(3)}, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := mpgo.MainRanks(env(tt.np), tt.opts...)
+			if err != nil || n != tt.want {
+				t.Errorf("MainRanks: %d, %v; want %d", n, err, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{"0", "-2", "four", "4x"} {
+		if n, err := mpgo.MainRanks(env(bad), mpgo.WithRanks(3)); !errors.Is(err, comm.ErrArg) || !strings.Contains(fmt.Sprint(err), "MPGO_NP") {
+			t.Errorf("MPGO_NP=%q: %d, %v; want an error naming MPGO_NP wrapping ErrArg", bad, n, err)
+		}
+	}
+}
+
+// The documented pattern, mpgo.Main(fn, mpgo.WithRanks(*np)), run as a
+// program with MPGO_NP set: the environment's number of ranks run.
+func TestMainMPGONPOverridesFlag(t *testing.T) {
+	if launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	bin := buildTCPCheck(t)
+	out, code := runProgram(t, time.Minute, []string{"MPGO_NP=2"}, bin, "-np", "3", "semantics")
+	if code != 0 || !strings.Contains(out, "rank 1 of 2: ok") || strings.Contains(out, "of 3") {
+		t.Errorf("MPGO_NP=2 mpcheck -np 3: exit status %d, want ranks of 2:\n%s", code, out)
+	}
+}
+
+func TestRanksIgnored(t *testing.T) {
+	for _, tt := range []struct{ ranks, size int }{{0, 4}, {4, 4}, {1, 1}} {
+		if w := mpgo.RanksIgnored(tt.ranks, tt.size); w != "" {
+			t.Errorf("WithRanks(%d) of %d ranks: warned %q", tt.ranks, tt.size, w)
+		}
+	}
+	w := mpgo.RanksIgnored(3, 2)
+	if !strings.Contains(w, "WithRanks(3) ignored") || !strings.Contains(w, "started 2 ranks") || strings.Contains(w, "\n") {
+		t.Errorf("WithRanks(3) of 2 ranks: %q, want one line naming both", w)
+	}
+}
+
+// Under mpiexec a -np flag (WithRanks) that disagrees with the launcher's
+// -n is ignored with one warning for the job, not silently.
+func TestUnderMPIExecWarnsRanks(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("mpiexec not installed (apt-get install mpich)")
+	}
+	bin := buildTCPCheck(t)
+	out, code := runProgram(t, time.Minute, nil, mpiexec, "-n", "2", bin, "-np", "3", "semantics")
+	if code != 0 || !strings.Contains(out, "rank 1 of 2: ok") {
+		t.Fatalf("mpiexec -n 2 mpcheck -np 3: exit status %d:\n%s", code, out)
+	}
+	if n := strings.Count(out, "WithRanks(3) ignored: the launcher started 2 ranks"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, out)
+	}
+	out, code = runProgram(t, time.Minute, nil, mpiexec, "-n", "2", bin, "-np", "2", "semantics")
+	if code != 0 || strings.Contains(out, "ignored") {
+		t.Errorf("mpiexec -n 2 mpcheck -np 2: exit status %d, want no warning:\n%s", code, out)
+	}
+}
+
 // Under MPICH's mpiexec: the semantics suite across 4 processes, 2
-// processes of 2 ranks, through Join; a failing rank, a process that
+// processes of 2 ranks (through shared memory, the processes sharing this
+// host, and over TCP with MPGO_SHM=0), through Join; a failing rank, a process that
 // exits abruptly and one that is killed: the job ends with an error, the
 // survivors report the lost peer, never a hang.
 func TestUnderMPIExec(t *testing.T) {
@@ -112,6 +196,9 @@ func TestUnderMPIExec(t *testing.T) {
 		inShort bool
 	}{
 		{"semantics", 4, nil, "semantics", true, []string{"rank 0 of 4: ok", "rank 1 of 4: ok", "rank 2 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"semantics over TCP", 4, []string{"MPGO_SHM=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, true},
+		{"semantics without CMA", 4, []string{"MPGO_SHM_CMA=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
+		{"hybrid over TCP", 2, []string{"MPGO_RANKS_PER_PROC=2", "MPGO_SHM=0"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
@@ -243,25 +330,37 @@ func runJobProcessesDuring(t *testing.T, n, leftover int, limit time.Duration, e
 
 // Four processes started by the test itself, joined through the MPGO_ROOT
 // rendezvous: one kills itself mid-run, and each survivor must notice
-// within a bounded time, report the lost peer and exit non-zero.
+// within a bounded time, report the lost peer and exit non-zero; through
+// shared memory (the processes share this host: the end of the killed
+// process's Unix socket tells) and over TCP.
 func TestKilledProcessWithoutLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	bin := buildTCPCheck(t)
-	for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, "kill") {
-		if res.code == 0 {
-			t.Errorf("process %d exited 0:\n%s", r, res.out)
-		}
-		if r == 1 {
-			continue // the victim
-		}
-		if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
-			t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
-		}
-		if res.took > 20*time.Second {
-			t.Errorf("process %d took %v to end", r, res.took)
-		}
+	for _, tt := range []struct {
+		name string
+		env  []string
+	}{{"shm", nil}, {"tcp", []string{"MPGO_SHM=0"}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			for r, res := range runJobProcesses(t, 4, -1, time.Minute, tt.env, bin, "kill") {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				if r == 1 {
+					continue // the victim
+				}
+				if !strings.Contains(res.out, "peer lost: true") || !strings.Contains(res.out, "peer process lost") {
+					t.Errorf("process %d did not report the lost peer:\n%s", r, res.out)
+				}
+				if byShm := strings.Contains(res.out, "shm: "); byShm != (tt.env == nil) {
+					t.Errorf("process %d: the loss told by the shared-memory backend: %v, want %v:\n%s", r, byShm, tt.env == nil, res.out)
+				}
+				if res.took > 20*time.Second {
+					t.Errorf("process %d took %v to end", r, res.took)
+				}
+			}
+		})
 	}
 }
 

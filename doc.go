@@ -17,8 +17,10 @@
 //	})
 //
 // [Main] is the SPMD entry point for a program's main function: started
-// plainly it runs [WithRanks] or MPGO_NP goroutine ranks (default
-// runtime.NumCPU()); started by a launcher it joins the job ([Join]):
+// plainly it runs MPGO_NP goroutine ranks when the environment sets it,
+// else [WithRanks]'s number, else runtime.NumCPU(); started by a launcher it
+// joins the job ([Join]), and warns when WithRanks disagrees with the
+// number of ranks the launcher started:
 //
 //	func main() {
 //		np := flag.Int("np", 4, "ranks when started without a launcher")
@@ -39,7 +41,12 @@
 //     --mpi=pmi2, or Open MPI's mpirun with MPGO_ROOT=host:port): one or
 //     more ranks per process (MPGO_RANKS_PER_PROC), shared memory between
 //     the ranks of a process, TCP between processes, two-level
-//     collectives.
+//     collectives. Processes of one host (mpiexec -n 16 on a node) talk
+//     through memory they share instead (package backend/shm: rings for
+//     small messages, a single copy by process_vm_readv for large ones),
+//     found by host name and boot id; MPGO_SHM=0 or [WithoutSharedMemory]
+//     keeps them on TCP. [comm.Comm.SplitType] with [comm.SplitShared]
+//     gives the ranks of each host a communicator.
 //   - RDMA (build tag rdma, Debian's libfabric-dev; [WithFabric] or
 //     MPGO_BACKEND=rdma with FI_PROVIDER): the same over libfabric —
 //     InfiniBand and RoCE (verbs), EFA, Slingshot, or its tcp and shm

@@ -15,6 +15,20 @@ func JoinEnv(getenv func(string) string) (*job.Job, error) {
 	return bootstrap(getenv, job.Config{}, open)
 }
 
+// MainRanks is the number of goroutine ranks Main runs, started plainly
+// with opts, in the environment getenv reads.
+func MainRanks(getenv func(string) string, opts ...Option) (int, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return 0, err
+	}
+	return np(cfg, getenv)
+}
+
+// RanksIgnored is the warning of a launched process 0 whose program asked
+// WithRanks(ranks) (0: did not ask) of a world of size ranks.
+var RanksIgnored = ranksIgnored
+
 // RunJob runs fn on j's ranks as Join does once joined (the deadlock
 // detector across processes, the failure notes).
 func RunJob(j *job.Job, fn func(world *comm.Comm) error) error {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mpgo/mpgo/backend/rdma"
+	"github.com/mpgo/mpgo/backend/shm"
 	"github.com/mpgo/mpgo/backend/tcp"
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
@@ -21,11 +22,12 @@ var ErrBootstrap = device.ErrBootstrap
 
 // Main runs fn SPMD and exits the process: with status 0 when every rank
 // succeeded, 1 (after printing the error) otherwise. Started plainly, it
-// runs [WithRanks] or MPGO_NP ranks (default runtime.NumCPU()) as
-// goroutines, as [Run] does. Under a launcher (MPICH's mpiexec, Slurm's
+// runs ranks as goroutines, as [Run] does: MPGO_NP of them when the
+// environment sets it, else [WithRanks]'s number, else runtime.NumCPU()
+// (see WithRanks for why the environment comes first). Under a launcher (MPICH's mpiexec, Slurm's
 // srun --mpi=pmi2, Open MPI's mpirun with MPGO_ROOT and MPGO_SECRET: see
-// Launchers in the package documentation) it joins the job through the
-// TCP backend, as [Join] does, and on failure asks the launcher to end the
+// Launchers in the package documentation) it joins the job as [Join]
+// does (shared memory between the processes of a host, TCP between hosts), and on failure asks the launcher to end the
 // whole job.
 func Main(fn func(world *comm.Comm) error, opts ...Option) {
 	if launched() {
@@ -42,7 +44,7 @@ func mainErr(fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	n, err := np(cfg)
+	n, err := np(cfg, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -58,13 +60,14 @@ func withSignalReport() Option {
 	}
 }
 
-// np is the number of goroutine ranks for Main.
-func np(cfg *config) (int, error) {
-	if cfg.ranks > 0 {
-		return cfg.ranks, nil
-	}
-	s := os.Getenv("MPGO_NP")
+// np is the number of goroutine ranks for Main without a launcher:
+// MPGO_NP, else WithRanks, else one per CPU.
+func np(cfg *config, getenv func(string) string) (int, error) {
+	s := getenv("MPGO_NP")
 	if s == "" {
+		if cfg.ranks > 0 {
+			return cfg.ranks, nil
+		}
 		return runtime.NumCPU(), nil
 	}
 	n, err := strconv.Atoi(s)
@@ -85,11 +88,52 @@ func joinJob(cfg *config) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock}, open)
+	j, err := bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock}, open)
+	if err == nil && j.Process() == 0 {
+		if w := ranksIgnored(cfg.ranks, j.World().Size()); w != "" {
+			fmt.Fprintln(os.Stderr, w)
+		}
+	}
+	return j, err
 }
 
-// opener returns how to open the named backend's device.
+// ranksIgnored is the warning process 0 prints when a launcher started a
+// world of size ranks and the program asked WithRanks(ranks) (0: did not
+// ask) for another number: "" when they agree.
+func ranksIgnored(ranks, size int) string {
+	if ranks == 0 || ranks == size {
+		return ""
+	}
+	return fmt.Sprintf("mpgo: warning: WithRanks(%d) ignored: the launcher started %d ranks (its -n, times MPGO_RANKS_PER_PROC)", ranks, size)
+}
+
+// opener returns how to open the named backend's device, routing the
+// messages between processes of one host through the shared-memory
+// backend unless that is off ([sharedMemory]).
 func opener(backend string, cfg *config, getenv func(string) string) (job.Opener, error) {
+	far, err := farOpener(backend, cfg, getenv)
+	if err != nil || !sharedMemory(cfg, getenv) {
+		return far, err
+	}
+	return job.WithNear(func(kv device.KV, l device.Layout) (job.Near, error) {
+		return shm.Open(kv, shm.Config{Layout: l, EagerLimit: cfg.eagerLimit, Getenv: getenv})
+	}, far), nil
+}
+
+// sharedMemory reports whether processes of one host talk through
+// shared memory: unless [WithoutSharedMemory] or MPGO_SHM=0 says not,
+// or MPGO_HEARTBEAT asks for a heartbeat, which only the TCP backend
+// keeps (a stopped process keeps its shared-memory peers waiting).
+func sharedMemory(cfg *config, getenv func(string) string) bool {
+	if cfg.noSHM || getenv("MPGO_SHM") == "0" {
+		return false
+	}
+	hb := getenv("MPGO_HEARTBEAT")
+	return hb == "" || hb == "0"
+}
+
+// farOpener returns how to open the named backend's device.
+func farOpener(backend string, cfg *config, getenv func(string) string) (job.Opener, error) {
 	switch backend {
 	case "", "tcp":
 		return func(kv device.KV, l device.Layout) (device.Device, error) {

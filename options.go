@@ -20,6 +20,7 @@ type config struct {
 	ranks       int    // Main without a launcher: goroutine ranks (WithRanks, comm_tcp.go)
 	backend     string // under a launcher: "tcp" or "rdma" (WithFabric, comm_rdma.go); "": MPGO_BACKEND
 	provider    string // the RDMA backend's libfabric provider (WithFabric)
+	noSHM       bool   // under a launcher: processes of one host talk over the backend too (WithoutSharedMemory)
 	signals     bool   // Main: report pending operations on SIGINT/SIGQUIT (signal_report.go)
 }
 
@@ -98,4 +99,15 @@ func newConfig(opts []Option) (*config, error) {
 		}
 	}
 	return c, nil
+}
+
+// WithoutSharedMemory makes [Join] and [Main], under a launcher, carry
+// the messages between processes of one host over the job's backend (TCP
+// or RDMA) too, instead of through shared memory (package backend/shm),
+// as MPGO_SHM=0 does. Without a launcher it changes nothing.
+func WithoutSharedMemory() Option {
+	return func(c *config) error {
+		c.noSHM = true
+		return nil
+	}
 }

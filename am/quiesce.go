@@ -1,10 +1,10 @@
 package am
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/mpgo/mpgo/comm"
-	"github.com/mpgo/mpgo/typed"
 )
 
 // Quiesce blocks until every request posted or called before it on every
@@ -53,17 +53,27 @@ func (ep *Endpoint) quiesce(final bool) error {
 		ep.quiescing = -1
 		ep.mu.Unlock()
 	}()
-	c := typed.Of[int64](ep.ac)
-	counts, sums := make([]int64, 2), make([]int64, 2)
+	counts, sums := make([]byte, 16), make([]byte, 16)
 	handled := int64(-1) // the previous round's total
 	for {
-		counts[0], counts[1] = ep.sent.Load(), ep.handled.Load()
-		if err := c.Allreduce(counts, sums, typed.Sum[int64]); err != nil {
+		binary.NativeEndian.PutUint64(counts, uint64(ep.sent.Load()))
+		binary.NativeEndian.PutUint64(counts[8:], uint64(ep.handled.Load()))
+		if err := ep.ac.Allreduce(counts, sums, comm.Int64, sumInt64s); err != nil {
 			return fmt.Errorf("am: quiesce: %w", err)
 		}
-		if sums[0] == handled {
+		if int64(binary.NativeEndian.Uint64(sums)) == handled {
 			return ep.takeErrors()
 		}
-		handled = sums[1]
+		handled = int64(binary.NativeEndian.Uint64(sums[8:]))
+	}
+}
+
+// sumInt64s adds the int64s of in to those of inout (a comm.Op): the
+// counts of quiesce, summed at comm's level because package typed's
+// one-sided windows use this package, which therefore must not use typed.
+func sumInt64s(inout, in []byte) {
+	for i := 0; i+8 <= len(inout); i += 8 {
+		v := binary.NativeEndian.Uint64(inout[i:]) + binary.NativeEndian.Uint64(in[i:])
+		binary.NativeEndian.PutUint64(inout[i:], v)
 	}
 }

@@ -22,8 +22,8 @@ package comm
 // hierComms is a communicator's two-level split, worked out by every
 // member alike from the processes of the members, with no communication.
 type hierComms struct {
-	node    *Comm // the members in this process, in rank order
-	leaders *Comm // the first member of each process, in rank order; nil on other members
+	node    *Comm // the members in this process (or node: see hier), in rank order
+	leaders *Comm // the first member of each process (or node), in rank order; nil on other members
 	proc    []int // per member: its process's index among the leaders
 	first   []int // per process index: its first member
 }
@@ -31,6 +31,11 @@ type hierComms struct {
 // hier returns c's two-level split, or nil when c does not have the shape:
 // all members in one process, one member in each, no process map (see
 // [Config.Process]), or a process whose members are not a range of ranks.
+// Where the world has a node map ([Config.Node]) and c's members are on
+// several nodes, several on some, the levels are nodes instead (the
+// members on each node, which share memory, then one leader per node),
+// so that a node sends one message per step between nodes; the node
+// level is itself split by process where that has the shape.
 func (c *Comm) hier() *hierComms {
 	st := c.state()
 	if st.hierSeen {
@@ -41,21 +46,16 @@ func (c *Comm) hier() *hierComms {
 	if process == nil || c.sharedMemory() {
 		return nil
 	}
-	h := &hierComms{proc: make([]int, c.size)}
-	index := make(map[int]int)
-	for r := range c.size {
-		p := process(c.worldOf(r))
-		i, seen := index[p]
-		if !seen {
-			i = len(h.first)
-			index[p] = i
-			h.first = append(h.first, r)
-		} else if h.proc[r-1] != i {
-			return nil // p's members are not a range
+	var h *hierComms
+	if node := c.ep.Node(); node != nil {
+		if h = c.groupBy(node); h != nil && len(h.first) == 1 {
+			h = nil // one node: split by process
 		}
-		h.proc[r] = i
 	}
-	if len(h.first) == c.size {
+	if h == nil {
+		h = c.groupBy(process)
+	}
+	if h == nil {
 		return nil
 	}
 	me := h.proc[c.rank]
@@ -75,6 +75,30 @@ func (c *Comm) hier() *hierComms {
 		h.leaders = newComm(c.ep, childContext(c.ctx, 0, colorHierLeaders), me, len(leaders), leaders, c.String()+".leaders")
 	}
 	st.hier = h
+	return h
+}
+
+// groupBy groups c's members by group (the process or the node of a
+// world rank), or returns nil when a group's members are not a range of
+// c's ranks, or when every member is a group of its own.
+func (c *Comm) groupBy(group func(rank int) int) *hierComms {
+	h := &hierComms{proc: make([]int, c.size)}
+	index := make(map[int]int)
+	for r := range c.size {
+		g := group(c.worldOf(r))
+		i, seen := index[g]
+		if !seen {
+			i = len(h.first)
+			index[g] = i
+			h.first = append(h.first, r)
+		} else if h.proc[r-1] != i {
+			return nil // g's members are not a range
+		}
+		h.proc[r] = i
+	}
+	if len(h.first) == c.size {
+		return nil
+	}
 	return h
 }
 

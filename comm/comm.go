@@ -353,7 +353,8 @@ func (c *Comm) probeNull(tag int) (Status, error) {
 }
 
 // Iprobe reports whether a message from src with tag can be received now,
-// without receiving it. Status.Count is in bytes.
+// without receiving it. Status.Count is in bytes, whatever the message's
+// type (a probe names none; see [Status]).
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 	if src == ProcNull {
 		st, err := c.probeNull(tag)
@@ -373,8 +374,10 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 }
 
 // Probe blocks until a message from src with tag can be received and
-// returns its status (Count in bytes) without receiving it: the next
-// matching receive gets that message.
+// returns its status without receiving it: the next matching receive gets
+// that message. Status.Count is in bytes, whatever the message's type (a
+// probe names none; see [Status]): a message of n float64s counts 8n, one
+// of a value the size of its encoding.
 func (c *Comm) Probe(src, tag int) (Status, error) {
 	if src == ProcNull {
 		return c.probeNull(tag)

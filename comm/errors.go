@@ -53,4 +53,10 @@ var (
 	// another collective call of the same rank is in progress on it, from
 	// another goroutine (see [Comm]). It wraps ErrArg.
 	ErrConcurrent = fmt.Errorf("comm: concurrent collective calls on one communicator: %w", ErrArg)
+	// ErrEpoch reports a one-sided operation or synchronisation call that
+	// the window's epochs do not allow (MPI 4.1 §12.5): a Put, Get or
+	// accumulate outside any access epoch to its target, an Unlock without
+	// a Lock, a second Lock of one target, a Fence inside a lock epoch, a
+	// window freed with an epoch open. It wraps ErrArg.
+	ErrEpoch = fmt.Errorf("comm: RMA call outside its epoch: %w", ErrArg)
 )

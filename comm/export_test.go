@@ -24,3 +24,10 @@ func FingerprintOf(t reflect.Type) uint32 {
 	}
 	return engine.Fingerprint(string(shape))
 }
+
+// EncodeValue and DecodeValue are the value path's encoding of a message
+// and its decoding into *ptr.
+var (
+	EncodeValue = encodeValue
+	DecodeValue = decodeValue
+)

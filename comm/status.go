@@ -19,10 +19,23 @@ const (
 const Undefined = -32766
 
 // Status describes a received or probed message.
+//
+// Count is the message's length in units of the element type the call
+// named, as MPI_Get_count with that call's datatype:
+//
+//   - a receive of type t ([Comm.Recv], [Comm.Irecv], [Comm.Mrecv],
+//     [Comm.Sendrecv], … and [Request.Wait] on one): elements of t, so a
+//     receive of [Byte] counts bytes;
+//   - every call of package typed's Comm[T], probes included: elements of T;
+//   - calls that name no type, [Comm.Probe], [Comm.Iprobe], [Comm.Mprobe]
+//     and [Comm.Improbe]: bytes (divide by [Type.Size] for elements);
+//   - values ([Comm.RecvValue], [Comm.IrecvValue]): the bytes of the
+//     value's encoding as it travelled, the same number a probe of that
+//     message reports — not a number of values.
 type Status struct {
 	Source int // the sender's rank in the communicator
 	Tag    int // the message's tag
-	Count  int // elements of the call's type (bytes for value and byte calls)
+	Count  int // the message's length: elements of the call's type, bytes for probes and values (see above)
 }
 
 func (s Status) String() string {

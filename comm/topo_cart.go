@@ -301,8 +301,10 @@ func (ct *Cart) shift(dim, disp int) (src, dst int) {
 // rank is [ProcNull], with which sends and receives succeed at once, so
 //
 //	src, dst, _ := cart.Shift(0, 1)
-//	c.Sendrecv(out, dst, tag, in, src, tag)
+//	cart.Sendrecv(out, comm.Float64, dst, tag, in, comm.Float64, src, tag)
 //
+// (or typed.Of[float64](cart.Comm).Sendrecv(out, dst, tag, in, src, tag);
+// see the example of [Comm.Sendrecv] for a halo exchange)
 // shifts data along dimension 0 at every rank, edges included. A
 // dimension outside [0, len(Dims)) fails with [ErrArg].
 func (ct *Cart) Shift(dim, disp int) (src, dst int, err error) {

@@ -61,6 +61,11 @@ type Config struct {
 	// work in two levels (shared memory inside each process, the device
 	// between one leader per process). Nil: one process.
 	Process func(rank int) int
+	// Node tells which node (host) runs each world rank: ranks of the
+	// same number share memory, which [Comm.SplitType] with [SplitShared]
+	// groups by. Nil: each process (Process) is a node of its own, and
+	// without a Process map the whole world is one node.
+	Node func(rank int) int
 }
 
 // NewWorld creates a world of n ranks. With a Device, it starts the device

@@ -39,4 +39,21 @@
 // on it; the arithmetic operators ([Sum], [Prod], [Max], …) stay for
 // numbers, checked at compile time. Elements travel with their padding in
 // the sender's byte order: the processes of a job share one architecture.
+//
+// # One-sided communication
+//
+// A [Window] exposes a slice of each rank's to the others, which read,
+// write and update it with [Window.Put], [Window.Get] and the atomic
+// accumulates ([Window.Accumulate], [Window.FetchAndOp],
+// [Window.CompareAndSwap], …) within epochs ([Window.Fence], Lock and
+// Unlock, Post/Start/Complete/Wait), as MPI's windows do:
+//
+//	win, counter, err := typed.AllocWindow[int64](w, 1)
+//	err = win.Lock(0, false)
+//	next, err := win.FetchAndOp(1, 0, 0, typed.Sum[int64]) // rank 0's counter, atomically
+//	err = win.Unlock(0)
+//	err = win.Free()
+//
+// Between goroutine ranks the origin accesses the target's memory itself;
+// between processes, the window's active-message handlers do it for it.
 package typed

@@ -44,7 +44,7 @@ func ExampleComm_Mprobe() {
 						errs <- err
 						return
 					}
-					job := make([]int64, st.Count/8) // Count is in bytes
+					job := make([]int64, st.Count) // Count is in elements
 					if _, err := c.Mrecv(m, job); err != nil {
 						errs <- err
 						return

@@ -11,5 +11,8 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(overlapEnv); spec != "" { // a process of BenchmarkOverlap's job
 		os.Exit(overlapChild(spec))
 	}
+	if os.Getenv(windowJobEnv) != "" { // a process of TestWindowUnderMPIExec's job
+		os.Exit(windowJobMain())
+	}
 	goleak.VerifyTestMain(m)
 }

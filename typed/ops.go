@@ -34,3 +34,13 @@ func Min[T cmp.Ordered](inout, in []T) {
 		inout[i] = min(inout[i], in[i])
 	}
 }
+
+// Replace overwrites inout with in (MPI_REPLACE): as an accumulate's op it
+// makes [Window.Accumulate] an element-wise atomic Put, and
+// [Window.FetchAndOp] an atomic swap. It takes any element type.
+func Replace[T any](inout, in []T) { copy(inout, in) }
+
+// NoOp leaves inout as it is (MPI_NO_OP): as the op of
+// [Window.GetAccumulate] or [Window.FetchAndOp] it makes an element-wise
+// atomic read. It takes any element type.
+func NoOp[T any](inout, in []T) {}

@@ -40,15 +40,21 @@ func (c *Comm[T]) Irecv(buf []T, src, tag int) (*comm.Request, error) {
 }
 
 // Mprobe blocks until a message from src with tag can be received, takes
-// it off the queue and returns it with its status (Count in bytes), for
-// Mrecv; see [comm.Comm.Mprobe].
+// it off the queue and returns it with its status, Count in elements of T
+// as for every typed call (comm's Mprobe counts bytes), for Mrecv; see
+// [comm.Comm.Mprobe].
 func (c *Comm[T]) Mprobe(src, tag int) (*comm.Message, comm.Status, error) {
-	return c.c.Mprobe(src, tag)
+	m, st, err := c.c.Mprobe(src, tag)
+	st.Count /= c.size
+	return m, st, err
 }
 
-// Improbe is Mprobe without blocking; see [comm.Comm.Improbe].
+// Improbe is Mprobe without blocking (Count in elements of T); see
+// [comm.Comm.Improbe].
 func (c *Comm[T]) Improbe(src, tag int) (*comm.Message, comm.Status, bool, error) {
-	return c.c.Improbe(src, tag)
+	m, st, ok, err := c.c.Improbe(src, tag)
+	st.Count /= c.size
+	return m, st, ok, err
 }
 
 // Mrecv receives m, taken by a matched probe of this communicator, into

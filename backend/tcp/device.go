@@ -117,27 +117,5 @@ func (d *Device) Finished(proc int) { d.e.PeerFinished(proc) }
 // world, with a cause that names the process's ranks (err, wrapped by
 // wrapError, names the process).
 func (d *Device) Lost(proc int, err error) {
-	d.e.PeerLost(fmt.Errorf("comm: %s lost: %w", d.ranksOf(proc), wrapError(proc, err)))
-}
-
-// ranksOf names the world ranks that process proc runs: "rank 3",
-// "ranks 4-7", or the first few of a layout that scatters them.
-func (d *Device) ranksOf(proc int) string {
-	var ranks []int
-	for r := range d.ranks {
-		if d.owner(r) == proc {
-			ranks = append(ranks, r)
-		}
-	}
-	switch n := len(ranks); {
-	case n == 0:
-		return "no ranks"
-	case n == 1:
-		return fmt.Sprintf("rank %d", ranks[0])
-	case ranks[n-1]-ranks[0] == n-1:
-		return fmt.Sprintf("ranks %d-%d", ranks[0], ranks[n-1])
-	case n <= 4:
-		return fmt.Sprintf("ranks %v", ranks)
-	}
-	return fmt.Sprintf("ranks %v and %d more", ranks[:4], len(ranks)-4)
+	d.e.PeerLost(fmt.Errorf("comm: %s lost: %w", device.Layout{Ranks: d.ranks, Owner: d.owner}.Describe(proc), wrapError(proc, err)))
 }

@@ -102,9 +102,9 @@ func (e *env) overRanks(v float64) (lo, avg, hi, sum float64, err error) {
 // hooks are what the driver does on rank 0 between the timed parts of a
 // benchmark, while the other ranks wait: any may be nil.
 type hooks struct {
-	repetition func(rep int)    // before each repetition (collect garbage)
-	before     func(rep, i int) // before each size (the progress line)
-	after      func(rep, i int) // after each size (the baselines, back to back with the figure)
+	repetition func(rep int)              // before each repetition (collect garbage)
+	before     func(rep, i int)           // before each size (the progress line)
+	after      func(rep, i int, s sample) // after each size, with its figures (the baselines, back to back with them)
 }
 
 // measure is the rank function of a benchmark: reps repetitions of every
@@ -140,7 +140,7 @@ func measure(w *comm.Comm, b *benchmark, plans []iterPlan, window, reps int, h h
 			}
 			out[rep][i] = s
 			if h.after != nil && root {
-				h.after(rep, i)
+				h.after(rep, i, s)
 			}
 		}
 	}

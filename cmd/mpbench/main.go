@@ -33,14 +33,27 @@
 //
 // With default sizes (up to 64 MiB) and 5 repetitions, latency and bw take
 // a few minutes each, all well over half an hour; -max 1MiB -reps 3 gives a
-// quick look.
+// quick look. Tables stream: a benchmark's header prints when it starts,
+// and each row as soon as its size's last repetition is measured (every
+// repetition sweeps all sizes, so the rows come during the last sweep).
+// Meanwhile stderr shows the benchmark, repetition and size being
+// measured: a status line on a terminal, else a line every 10 s.
 //
 // With --vs-mpi, mpbench builds a small C program holding the same
 // definitions (embedded in the binary) with mpicc, runs it under mpiexec
 // with as many processes as mpgo had ranks, and prints the MPI library's
 // figures as further columns; without mpicc and mpiexec it says so and goes
-// on. --csv writes every figure in long form, --plot an SVG of latency and
-// bandwidth against message size, log-log, with the baselines.
+// on (the MPI program runs before mpgo's measurements, so that rows stream
+// with both). --csv writes every figure in long form.
+//
+// --plot writes an SVG of latency and bandwidth against message size,
+// log-log, with the baselines: a title with the benchmarks, ranks, mpgo's
+// version, CPU, host and date; the legends under the panels, outside the
+// axes; a 0-byte point drawn at ½ byte, its tick labelled 0 (a log axis
+// has no 0), and the axis label saying so (or that a 0-byte bandwidth, 0,
+// cannot be drawn); the y axis set by mpgo's curves and stretched at most
+// tenfold towards a baseline, which is clipped beyond (copy() of a few
+// bytes takes nanoseconds) with "clipped at the axis" in its legend entry.
 //
 // Ranks are goroutines of this process (mpgo.Run); the benchmarks are rank
 // functions of a *comm.Comm, so that another backend can run them.
@@ -53,8 +66,12 @@
 // exists (missing ones are skipped, with a note), runs it for the class on
 // each rank count, reads Time in seconds, Mop/s total and VERIFICATION from
 // its output, and prints a table with the speedup against one rank (the
-// ratio of Mop/s) and the parallel efficiency. It fails when a run fails
-// or does not verify.
+// ratio of Mop/s) and the parallel efficiency, a row as each run ends,
+// while stderr says what builds or runs (and every 30 s that it still
+// does). It fails when a run fails or does not verify. The kernels are
+// built from source: from the checkout of mpgo around the working
+// directory, else from the one this binary was built from (a go install
+// of a checkout or of a version keeps that path), else from -dir.
 package main
 
 import (
@@ -74,11 +91,14 @@ import (
 )
 
 func main() {
+	if underLauncher() {
+		os.Exit(runLaunched(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	var prog io.Writer
+	prog := &progress{w: os.Stderr, every: progressEvery}
 	if isTerminal(os.Stderr) {
-		prog = os.Stderr
+		prog.every = 0 // a status line, rewritten in place
 	}
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, prog)
 	stop()
@@ -98,9 +118,9 @@ func main() {
 var errUsage = errors.New("mpbench: usage")
 
 // run is mpbench: it parses args, runs the benchmarks they name, and writes
-// the tables to stdout, notes to stderr, and the status line to prog
-// (nil: none).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, prog io.Writer) error {
+// the tables to stdout (each row as it is measured), notes to stderr, and
+// progress to prog (nil: none).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, prog *progress) error {
 	if len(args) > 0 && args[0] == "npb" {
 		return runNPB(ctx, args[1:], stdout, stderr)
 	}
@@ -113,7 +133,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, prog io.W
 		fmt.Fprintln(stderr, err)
 		return errUsage
 	}
-	r := &runner{o: o, prog: &progress{w: prog}}
+	tables := stdout
+	if o.csv == "-" {
+		tables = io.Discard // the CSV is stdout's
+	}
+	r := &runner{o: o, prog: prog, tables: tables}
 	var opts []mpgo.Option
 	if o.eager > 0 {
 		opts = append(opts, mpgo.WithEagerLimit(o.eager))
@@ -125,10 +149,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, prog io.W
 		if r.mpi == nil {
 			fmt.Fprintf(stderr, "mpbench: --vs-mpi: %s; going on without\n", r.mpiNote)
 		}
-	}
-	tables := stdout
-	if o.csv == "-" {
-		tables = io.Discard // the CSV is stdout's
 	}
 	var (
 		results []*result
@@ -144,10 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, prog io.W
 			}
 			continue
 		}
-		results = append(results, res)
-		if err := writeTable(tables, res); err != nil {
-			return err
-		}
+		results = append(results, res) // its table streamed as it was measured
 	}
 	if o.csv != "" {
 		if err := writeFile(o.csv, stdout, func(w io.Writer) error { return writeCSV(w, results) }); err != nil {

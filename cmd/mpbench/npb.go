@@ -15,7 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"sync"
 	"time"
 )
 
@@ -63,37 +63,44 @@ func runNPB(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer os.RemoveAll(bin)
 
 	var (
-		runs  []npbRun
-		notes []string
-		errs  []error
+		runs []npbRun
+		errs []error
 	)
+	// The table streams: the header now, each row as its run ends, so that
+	// a class A sweep (minutes a run) shows what it has as it goes; the
+	// progress lines on stderr say what runs meanwhile.
+	t := newNPBTable(stdout, o)
+	defer t.finish()
+	prog := newNPBProgress(stderr)
+	defer prog.stop()
 	for _, k := range o.kernels {
 		src := filepath.Join(o.dir, "examples", "npb", k)
 		if _, err := os.Stat(filepath.Join(src, "main.go")); err != nil {
-			notes = append(notes, fmt.Sprintf("%s: skipped, no %s", k, filepath.Join(src, "main.go")))
+			t.note(fmt.Sprintf("%s: skipped, no %s", k, filepath.Join(src, "main.go")))
 			continue
 		}
 		exe := filepath.Join(bin, k)
+		prog.start(fmt.Sprintf("building %s", k))
 		build := exec.CommandContext(ctx, o.gocmd, "build", "-o", exe, "./"+filepath.ToSlash(filepath.Join("examples", "npb", k)))
 		build.Dir = o.dir
 		if out, err := build.CombinedOutput(); err != nil {
-			notes = append(notes, fmt.Sprintf("%s: skipped, does not build: %s", k, firstLine(out, err)))
+			t.note(fmt.Sprintf("%s: skipped, does not build: %s", k, firstLine(out, err)))
 			continue
 		}
 		for _, np := range o.ranks {
-			r := runKernel(ctx, exe, k, o, np)
+			r := runKernel(ctx, exe, k, o, np, prog)
 			if r.err != nil {
 				errs = append(errs, r.err)
 			} else if !r.verified {
 				errs = append(errs, fmt.Errorf("mpbench npb: %s class %s on %d ranks: VERIFICATION UNSUCCESSFUL", k, o.class, np))
 			}
 			runs = append(runs, r)
+			t.row(r)
 			if ctx.Err() != nil {
 				return errors.Join(append(errs, ctx.Err())...)
 			}
 		}
 	}
-	writeNPBTable(stdout, o, runs, notes)
 	if len(runs) == 0 {
 		errs = append(errs, fmt.Errorf("mpbench npb: no kernel found under %s", filepath.Join(o.dir, "examples", "npb")))
 	}
@@ -102,9 +109,10 @@ func runNPB(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // runKernel runs exe -class o.class -np np, o.reps times, and keeps the
 // fastest verified run (by Mop/s).
-func runKernel(ctx context.Context, exe, kernel string, o *npbOptions, np int) npbRun {
+func runKernel(ctx context.Context, exe, kernel string, o *npbOptions, np int, prog *npbProgress) npbRun {
 	best := npbRun{kernel: kernel, ranks: np}
 	for rep := range o.reps {
+		prog.start(fmt.Sprintf("%s class %s on %d ranks, run %d of %d", kernel, o.class, np, rep+1, o.reps))
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		cmd := exec.CommandContext(rctx, exe, "-class", o.class, "-np", strconv.Itoa(np))
 		cmd.Env = plainEnv(os.Environ())
@@ -188,52 +196,118 @@ func parseNPB(out []byte) (seconds, mops float64, verified bool, err error) {
 	return seconds, mops, string(m[1]) == "SUCCESSFUL", nil
 }
 
-// writeNPBTable prints the runs, each kernel's against its one-rank run:
-// speedup is the ratio of Mop/s (the work is fixed, and Mop/s comes from
-// the kernel's timer at full precision, where the time is printed to
-// 0.01 s), efficiency the speedup over the rank count.
-func writeNPBTable(w io.Writer, o *npbOptions, runs []npbRun, notes []string) {
+// npbTable prints the runs as they end, each kernel's against its
+// one-rank run (which runs first): speedup is the ratio of Mop/s (the
+// work is fixed, and Mop/s comes from the kernel's timer at full
+// precision, where the time is printed to 0.01 s), efficiency the speedup
+// over the rank count. Columns have fixed widths, so that rows printed
+// minutes apart line up.
+type npbTable struct {
+	w    io.Writer
+	o    *npbOptions
+	base map[string]float64 // each kernel's Mop/s on one rank
+	errs []error            // of failed runs, printed at the end
+}
+
+// npbRowFormat lays out a row: kernel, class, ranks, time s, Mop/s total,
+// speedup, efficiency, verification.
+const npbRowFormat = "%6s  %5s  %5s  %10s  %12s  %7s  %10s  %12s\n"
+
+func newNPBTable(w io.Writer, o *npbOptions) *npbTable {
 	fmt.Fprintf(w, "# mpbench npb: NAS Parallel Benchmarks class %s on %s goroutine ranks, GOMAXPROCS %d, %d CPUs, %s %s/%s",
 		o.class, joinInts(o.ranks), runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	if l := loadAverage(); l != "" {
-		fmt.Fprintf(w, ", load average %s at the end", l)
+		fmt.Fprintf(w, ", load average %s at the start", l)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "# %s\n", thisMachine())
 	fmt.Fprintf(w, "# speedup = Mop/s on p ranks / Mop/s on 1 rank of the same kernel; efficiency = speedup / p; best of %d run(s)\n", o.reps)
-	for _, n := range notes {
-		fmt.Fprintf(w, "# %s\n", n)
+	fmt.Fprintf(w, npbRowFormat, "kernel", "class", "ranks", "time s", "Mop/s total", "speedup", "efficiency", "verification")
+	return &npbTable{w: w, o: o, base: map[string]float64{}}
+}
+
+// note prints a note between the rows.
+func (t *npbTable) note(s string) { fmt.Fprintf(t.w, "# %s\n", s) }
+
+// row prints run r.
+func (t *npbTable) row(r npbRun) {
+	name, ranks := strings.ToUpper(r.kernel), strconv.Itoa(r.ranks)
+	if r.err != nil {
+		t.errs = append(t.errs, r.err)
+		fmt.Fprintf(t.w, npbRowFormat, name, t.o.class, ranks, "-", "-", "-", "-", "failed")
+		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kernel\tclass\tranks\ttime s\tMop/s total\tspeedup\tefficiency\tverification\t")
-	base := map[string]float64{}
-	for _, r := range runs {
-		if r.ranks == 1 && r.err == nil {
-			base[r.kernel] = r.mops
-		}
+	if r.ranks == 1 {
+		t.base[r.kernel] = r.mops
 	}
-	for _, r := range runs {
-		name := strings.ToUpper(r.kernel)
-		if r.err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t-\t-\t-\t-\tfailed\t\n", name, o.class, r.ranks)
-			continue
-		}
-		speedup, eff := "-", "-"
-		if b := base[r.kernel]; b > 0 {
-			s := r.mops / b
-			speedup, eff = fmt.Sprintf("%.2f", s), fmt.Sprintf("%.0f%%", 100*s/float64(r.ranks))
-		}
-		verdict := "SUCCESSFUL"
-		if !r.verified {
-			verdict = "UNSUCCESSFUL"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%s\t%s\t%s\t\n", name, o.class, r.ranks, r.time, r.mops, speedup, eff, verdict)
+	speedup, eff := "-", "-"
+	if b := t.base[r.kernel]; b > 0 {
+		s := r.mops / b
+		speedup, eff = fmt.Sprintf("%.2f", s), fmt.Sprintf("%.0f%%", 100*s/float64(r.ranks))
 	}
-	tw.Flush()
-	for _, r := range runs {
-		if r.err != nil {
-			fmt.Fprintf(w, "# %v\n", r.err)
-		}
+	verdict := "SUCCESSFUL"
+	if !r.verified {
+		verdict = "UNSUCCESSFUL"
 	}
+	fmt.Fprintf(t.w, npbRowFormat, name, t.o.class, ranks, fmt.Sprintf("%.2f", r.time), fmt.Sprintf("%.2f", r.mops), speedup, eff, verdict)
+}
+
+// finish prints the failed runs' errors under the table.
+func (t *npbTable) finish() {
+	for _, err := range t.errs {
+		fmt.Fprintf(t.w, "# %v\n", err)
+	}
+}
+
+// npbProgress says on stderr what runs: a line as each build or run
+// starts, and one every npbTick while it lasts.
+type npbProgress struct {
+	w    io.Writer
+	mu   sync.Mutex
+	what string    // guarded by mu
+	at   time.Time // when what started; guarded by mu
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// npbTick is how often a long run is reported as still running.
+var npbTick = 30 * time.Second
+
+func newNPBProgress(w io.Writer) *npbProgress {
+	p := &npbProgress{w: w, done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(npbTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				if p.what != "" {
+					fmt.Fprintf(p.w, "mpbench npb: %s: running for %v\n", p.what, time.Since(p.at).Round(time.Second))
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// start reports that what starts now.
+func (p *npbProgress) start(what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.what, p.at = what, time.Now()
+	fmt.Fprintf(p.w, "mpbench npb: %s\n", what)
+}
+
+// stop ends the reports.
+func (p *npbProgress) stop() {
+	close(p.done)
+	p.wg.Wait()
 }
 
 // parseNPBArgs reads the subcommand's flags.
@@ -244,7 +318,7 @@ func parseNPBArgs(args []string, stderr io.Writer) (*npbOptions, error) {
 	fs.StringVar(&o.class, "class", "S", "problem class (S, W, A, ...)")
 	ranks := fs.String("np", "1,2,4,8", "rank counts, comma-separated (1 is added: the speedups need it)")
 	kernels := fs.String("kernels", strings.Join(npbKernels, ","), "kernels under examples/npb, comma-separated; missing ones are skipped")
-	fs.StringVar(&o.dir, "dir", "", "root of the mpgo module (default: found from the working directory)")
+	fs.StringVar(&o.dir, "dir", "", "root of a checkout of the mpgo module, whose examples/npb holds the kernels (default: the checkout around the working directory, else the one this binary was built from)")
 	fs.IntVar(&o.reps, "reps", 1, "runs of each kernel and rank count: the fastest is reported")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest one run may take")
 	fs.StringVar(&o.gocmd, "go", "go", "the go command that builds the kernels")
@@ -297,7 +371,8 @@ func parseNPBArgs(args []string, stderr io.Writer) (*npbOptions, error) {
 		bad = append(bad, "-timeout must be positive")
 	}
 	if o.dir == "" {
-		d, err := moduleRoot()
+		wd, _ := os.Getwd()
+		d, err := findNPB(wd, sourceRoot())
 		if err != nil {
 			bad = append(bad, err.Error())
 		}
@@ -311,23 +386,66 @@ func parseNPBArgs(args []string, stderr io.Writer) (*npbOptions, error) {
 	return o, nil
 }
 
-// moduleRoot returns the nearest directory at or above the working
-// directory that holds a go.mod.
-func moduleRoot() (string, error) {
-	d, err := os.Getwd()
-	if err != nil {
-		return "", err
+// mpgoModule is the module whose examples/npb holds the kernels.
+const mpgoModule = "github.com/mpgo/mpgo"
+
+// findNPB returns the root of the mpgo module whose examples/npb the
+// subcommand builds the kernels from: the module at or above wd when it is
+// mpgo's (a checkout), else src (where this binary's sources were, when it
+// still holds them: a go install from a checkout or of a version in the
+// module cache). A binary built elsewhere and run outside a checkout
+// carries no kernels: the error names -dir.
+func findNPB(wd, src string) (string, error) {
+	if root := moduleAbove(wd); root != "" && moduleName(root) == mpgoModule {
+		return root, nil
 	}
-	for {
+	if src != "" && moduleName(src) == mpgoModule {
+		if _, err := os.Stat(filepath.Join(src, "examples", "npb")); err == nil {
+			return src, nil
+		}
+	}
+	return "", fmt.Errorf("cannot find the NPB kernels (examples/npb of %s): not in a checkout of it, and this binary's sources are gone;"+
+		" run it in a checkout, or give -dir with the root of one (git clone, or $(go env GOMODCACHE)/%s@VERSION)", mpgoModule, mpgoModule)
+}
+
+// moduleAbove returns the nearest directory at or above d that holds a
+// go.mod, or "".
+func moduleAbove(d string) string {
+	for d != "" {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
+			return d
 		}
 		up := filepath.Dir(d)
 		if up == d {
-			return "", errors.New("no go.mod at or above the working directory: give -dir")
+			return ""
 		}
 		d = up
 	}
+	return ""
+}
+
+// moduleName returns the module path root's go.mod declares, or "".
+func moduleName(root string) string {
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
+// sourceRoot returns the module root this file was compiled from, as the
+// compiler recorded it ("" when built with -trimpath).
+func sourceRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(filepath.Dir(file))) // cmd/mpbench/npb.go
 }
 
 func joinInts(v []int) string {

@@ -173,3 +173,78 @@ func TestPlainEnv(t *testing.T) {
 		t.Errorf("plainEnv kept %q", got)
 	}
 }
+
+// The table streams: each row is written as its run ends, before the
+// next run starts (stdout and stderr share one writer here, so the
+// progress lines on stderr mark when each run started).
+func TestNPBStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds programs with the go command")
+	}
+	dir := fakeModule(t, map[string]string{"ep": ""})
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"npb", "-dir", dir, "-np", "2", "-kernels", "ep"}, &out, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	t.Logf("output:\n%s", s)
+	order := []string{
+		"# mpbench npb: NAS Parallel Benchmarks class S",
+		"mpbench npb: building ep",
+		"mpbench npb: ep class S on 1 ranks, run 1 of 1",
+		"100.00",
+		"mpbench npb: ep class S on 2 ranks, run 1 of 1",
+		"200.00",
+	}
+	at := 0
+	for _, w := range order {
+		i := strings.Index(s[at:], w)
+		if i < 0 {
+			t.Fatalf("no %q after offset %d: the rows do not stream in order", w, at)
+		}
+		at += i + len(w)
+	}
+	if !regexp.MustCompile(`(?m)^# mpgo v\S+, CPU .*, host .*, \d{4}-\d\d-\d\d \d\d:\d\d UTC$`).MatchString(s) {
+		t.Errorf("no line with mpgo's version, the CPU, host and date")
+	}
+}
+
+// Outside a checkout of mpgo the kernels' sources are found where the
+// binary was built from, or the error names -dir.
+func TestFindNPB(t *testing.T) {
+	mod := func(name string, npb bool) string {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "go.mod"), []byte("module "+name+"\n\ngo 1.26\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if npb {
+			if err := os.MkdirAll(filepath.Join(d, "examples", "npb", "ep"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.MkdirAll(filepath.Join(d, "sub", "dir"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	checkout, other := mod(mpgoModule, true), mod("example.com/mine", false)
+	bare := t.TempDir()
+	for _, tt := range []struct {
+		name, wd, src, want string
+	}{
+		{"in a checkout", filepath.Join(checkout, "sub", "dir"), "", checkout},
+		{"in another module, built from a checkout", filepath.Join(other, "sub"), checkout, checkout},
+		{"outside any module, built from a checkout", bare, checkout, checkout},
+		{"in another module, sources gone", other, "", ""},
+		{"sources of another module", bare, other, ""},
+		{"the checkout of this test", bare, sourceRoot(), sourceRoot()},
+	} {
+		got, err := findNPB(tt.wd, tt.src)
+		switch {
+		case tt.want == "" && (err == nil || !strings.Contains(err.Error(), "-dir")):
+			t.Errorf("%s: %q, %v; want an error naming -dir", tt.name, got, err)
+		case tt.want != "" && (err != nil || got != tt.want):
+			t.Errorf("%s: %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}

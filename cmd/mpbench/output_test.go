@@ -6,13 +6,19 @@ import (
 	"encoding/csv"
 	"encoding/xml"
 	"errors"
+	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // tinyResults measures a latency, a bandwidth and a collective benchmark
@@ -114,7 +120,96 @@ func TestPlot(t *testing.T) {
 	if err := writePlot(&buf, results); err != nil {
 		t.Fatal(err)
 	}
-	checkSVG(t, buf.Bytes(), "mpgo latency", "MPICH latency", "mpgo bw", "mpgo bcast", "Go channel ping-pong", "copy()")
+	checkSVG(t, buf.Bytes(), "mpgo latency", "MPICH latency", "mpgo bw", "mpgo bcast", "Go channel ping-pong", "copy()",
+		"mpbench: latency, bw, bcast", "3 goroutine ranks", "mpgo v", "host ", // the title
+		"0 B drawn at ½ B") // latency's 0-byte row
+}
+
+// A panel's y axis follows mpgo's curves: a baseline far below (copy() of
+// a few bytes) stretches it by at most baselineReach, is clipped beyond,
+// and its legend entry says so; one within reach is shown whole.
+func TestPlotBaselineReach(t *testing.T) {
+	res := &result{bench: find("latency"), rows: make([]row, 3)}
+	for i, size := range []int{0, 8, 64} {
+		res.rows[i].plan.Size = size
+	}
+	fill := func(f func(r *row) *summary, v ...float64) {
+		for i := range res.rows {
+			*f(&res.rows[i]) = summarize([]float64{v[i]})
+		}
+	}
+	fill(func(r *row) *summary { return &r.mpgo[mLat] }, 1, 1.5, 2)
+	for _, tt := range []struct {
+		copies  []float64
+		clipped bool
+	}{
+		{[]float64{1e-4, 1e-4, 1e-4}, true},
+		{[]float64{0.3, 0.3, 0.4}, false},
+	} {
+		fill(func(r *row) *summary { return &r.copyLat }, tt.copies...)
+		pn := newPanel("Latency", "µs")
+		for _, c := range []struct {
+			name     string
+			f        func(r *row) summary
+			baseline bool
+		}{{"mpgo latency", func(r *row) summary { return r.mpgo[mLat] }, false}, {"copy()", func(r *row) summary { return r.copyLat }, true}} {
+			pts, _, _ := points(res, c.f)
+			if err := addCurve(pn, c.name, pts, color.Black, nil, false, c.baseline); err != nil {
+				t.Fatal(err)
+			}
+			if c.baseline {
+				pn.base = widen(pn.base, pts)
+			} else {
+				pn.main = widen(pn.main, pts)
+				pn.curves++
+			}
+			pn.sizes = [2]float64{zeroX, 64}
+		}
+		pn.fit()
+		lo := pn.p.Y.Min
+		if want := 1.0 / baselineReach / 1.3; tt.clipped && math.Abs(lo-want) > 1e-9 {
+			t.Errorf("copies %v: y from %v, want %v (mpgo's floor over baselineReach, with the margin)", tt.copies, lo, want)
+		}
+		if !tt.clipped && lo > tt.copies[0] {
+			t.Errorf("copies %v: y from %v cuts the baseline", tt.copies, lo)
+		}
+		var doc bytes.Buffer
+		c := vgsvg.New(10*vg.Centimeter, 10*vg.Centimeter)
+		pn.legend.Draw(draw.New(c))
+		if _, err := c.WriteTo(&doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(doc.String(), "clipped at the axis"); got != tt.clipped {
+			t.Errorf("copies %v: legend says clipped %v, want %v", tt.copies, got, tt.clipped)
+		}
+	}
+}
+
+// The 0-byte point sits at zeroX, labelled 0 on the size axis.
+func TestPlotZero(t *testing.T) {
+	res := &result{bench: find("latency"), rows: make([]row, 2)}
+	res.rows[1].plan.Size = 4
+	for i := range res.rows {
+		res.rows[i].mpgo[mLat] = summarize([]float64{2})
+		res.rows[i].mpgo[mBW] = summarize([]float64{0})
+	}
+	pts, zero, lost := points(res, func(r *row) summary { return r.mpgo[mLat] })
+	if len(pts) != 2 || pts[0].X != zeroX || !zero || lost {
+		t.Errorf("latency points %v, zero %v, lost %v", pts, zero, lost)
+	}
+	pts, zero, lost = points(res, func(r *row) summary { return r.mpgo[mBW] })
+	if len(pts) != 0 || zero || !lost {
+		t.Errorf("0-byte bandwidth: points %v, zero %v, lost %v; want it reported lost", pts, zero, lost)
+	}
+	var labels []string
+	for _, tk := range (sizeTicks{zero: true}).Ticks(zeroX/1.3, 64) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := []string{"0", "1", "16"}; !slices.Equal(labels, want) {
+		t.Errorf("tick labels %q, want %q", labels, want)
+	}
 }
 
 // checkSVG parses doc as XML, checks its root is an svg element and that
@@ -172,7 +267,8 @@ func TestPlotFile(t *testing.T) {
 	}
 }
 
-// TestPlotNothing: the barrier alone has no positive size to plot.
+// TestPlotNothing: the barrier alone has no positive size to plot (its
+// 0-byte point alone is no curve against size).
 func TestPlotNothing(t *testing.T) {
 	if err := writePlot(io.Discard, tinyResults(t, "barrier")); !errors.Is(err, errNothingToPlot) {
 		t.Errorf("err = %v, want errNothingToPlot", err)

@@ -8,13 +8,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // column is one column of a result's table.
 type column struct {
-	head string
-	cell func(r *row) string
+	head  string
+	cell  func(r *row) string
+	width int // of the cells, beside the head's
 }
 
 // columns returns the table's columns for res: size and iterations, then
@@ -25,8 +26,8 @@ func columns(res *result) []column {
 	b := res.bench
 	mpi := res.mpi
 	cols := []column{
-		{"bytes", func(r *row) string { return strconv.Itoa(r.plan.Size) }},
-		{"iters", func(r *row) string { return strconv.Itoa(r.plan.Iters) }},
+		{"bytes", func(r *row) string { return strconv.Itoa(r.plan.Size) }, widthCount + 1},
+		{"iters", func(r *row) string { return strconv.Itoa(r.plan.Iters) }, widthCount - 2},
 	}
 	if b.has(mLat) {
 		lat := "mpgo µs"
@@ -34,48 +35,48 @@ func columns(res *result) []column {
 			lat = "mpgo avg µs"
 		}
 		cols = append(cols,
-			column{lat, func(r *row) string { return num(r.mpgo[mLat]) }},
-			column{"min–max", func(r *row) string { return span(r.mpgo[mLat]) }})
+			column{lat, func(r *row) string { return num(r.mpgo[mLat]) }, widthFigure},
+			column{"min–max", func(r *row) string { return span(r.mpgo[mLat]) }, widthSpan})
 		if b.has(mMin) {
 			cols = append(cols,
-				column{"rank min µs", func(r *row) string { return num(r.mpgo[mMin]) }},
-				column{"rank max µs", func(r *row) string { return num(r.mpgo[mMax]) }})
+				column{"rank min µs", func(r *row) string { return num(r.mpgo[mMin]) }, widthFigure},
+				column{"rank max µs", func(r *row) string { return num(r.mpgo[mMax]) }, widthFigure})
 		}
 		if b.chanBase {
 			cols = append(cols,
-				column{"chan µs", func(r *row) string { return num(r.chanLat) }},
-				column{"vs chan", func(r *row) string { return paired(r.vsChan) }})
+				column{"chan µs", func(r *row) string { return num(r.chanLat) }, widthFigure},
+				column{"vs chan", func(r *row) string { return paired(r.vsChan) }, widthRatio})
 		}
 		if b.copyBase && !b.has(mBW) {
 			cols = append(cols,
-				column{"copy µs", func(r *row) string { return num(r.copyLat) }},
-				column{"vs copy", func(r *row) string { return paired(r.vsCopyLat) }})
+				column{"copy µs", func(r *row) string { return num(r.copyLat) }, widthFigure},
+				column{"vs copy", func(r *row) string { return paired(r.vsCopyLat) }, widthRatio})
 		}
 		if mpi != "" {
 			cols = append(cols,
-				column{mpi + " µs", func(r *row) string { return num(r.mpi[mLat]) }},
-				column{"vs " + mpi, func(r *row) string { return times(r.mpgo[mLat], r.mpi[mLat]) }})
+				column{mpi + " µs", func(r *row) string { return num(r.mpi[mLat]) }, widthFigure},
+				column{"vs " + mpi, func(r *row) string { return times(r.mpgo[mLat], r.mpi[mLat]) }, widthRatio})
 		}
 	}
 	if b.has(mBW) {
 		cols = append(cols,
-			column{"mpgo MB/s", func(r *row) string { return num(r.mpgo[mBW]) }},
-			column{"min–max", func(r *row) string { return span(r.mpgo[mBW]) }})
+			column{"mpgo MB/s", func(r *row) string { return num(r.mpgo[mBW]) }, widthFigure},
+			column{"min–max", func(r *row) string { return span(r.mpgo[mBW]) }, widthSpan})
 		if b.copyBase {
 			cols = append(cols,
-				column{"copy MB/s", func(r *row) string { return num(r.copyBW) }},
-				column{"vs copy", func(r *row) string { return paired(r.vsCopyBW) }})
+				column{"copy MB/s", func(r *row) string { return num(r.copyBW) }, widthFigure},
+				column{"vs copy", func(r *row) string { return paired(r.vsCopyBW) }, widthRatio})
 		}
 		if mpi != "" {
 			cols = append(cols,
-				column{mpi + " MB/s", func(r *row) string { return num(r.mpi[mBW]) }},
-				column{"vs " + mpi, func(r *row) string { return times(r.mpgo[mBW], r.mpi[mBW]) }})
+				column{mpi + " MB/s", func(r *row) string { return num(r.mpi[mBW]) }, widthFigure},
+				column{"vs " + mpi, func(r *row) string { return times(r.mpgo[mBW], r.mpi[mBW]) }, widthRatio})
 		}
 	}
 	if b.has(mRate) {
-		cols = append(cols, column{"mpgo msgs/s", func(r *row) string { return num(r.mpgo[mRate]) }})
+		cols = append(cols, column{"mpgo msgs/s", func(r *row) string { return num(r.mpgo[mRate]) }, widthFigure})
 		if mpi != "" {
-			cols = append(cols, column{mpi + " msgs/s", func(r *row) string { return num(r.mpi[mRate]) }})
+			cols = append(cols, column{mpi + " msgs/s", func(r *row) string { return num(r.mpi[mRate]) }, widthFigure})
 		}
 	}
 	return cols
@@ -164,6 +165,41 @@ func noiseNote(res *result, r *row) string {
 
 // writeTable prints res as an aligned table with its header.
 func writeTable(w io.Writer, res *result) error {
+	t, err := startTable(w, res)
+	if err != nil {
+		return err
+	}
+	for i := range res.rows {
+		t.row(i)
+	}
+	return t.end()
+}
+
+// table prints a result's table as it is measured: the header first, then
+// each row when it is final, then the footer. Columns have fixed widths,
+// so that rows printed minutes apart line up; a wider cell pushes the
+// rest of its row right.
+type table struct {
+	w      io.Writer
+	res    *result
+	cols   []column
+	widths []int
+	noisy  int
+	err    error // the first write error
+}
+
+// Cell widths of the columns, beside their headers': sizes and counts,
+// figures, min–max ranges, ratios.
+const (
+	widthCount  = 8
+	widthFigure = 10
+	widthSpan   = 17
+	widthRatio  = 8
+)
+
+// startTable prints res's header (res.notes included) and the column
+// heads.
+func startTable(w io.Writer, res *result) (*table, error) {
 	b := res.bench
 	fmt.Fprintf(w, "# mpbench %s: %s on %s, GOMAXPROCS %d, %d CPUs, %s %s/%s",
 		b.name, b.origin, res.system, runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
@@ -171,6 +207,7 @@ func writeTable(w io.Writer, res *result) error {
 		fmt.Fprintf(w, ", load average %s at start", res.load)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "# %s\n", res.machine)
 	fmt.Fprintf(w, "# %s", b.def)
 	if b.policy == bandwidthLoops {
 		fmt.Fprintf(w, " (window %d)", res.window)
@@ -190,35 +227,59 @@ func writeTable(w io.Writer, res *result) error {
 	for _, n := range res.notes {
 		fmt.Fprintf(w, "# %s\n", n)
 	}
-	// Every column is right-aligned, but the note, which trails the last
-	// tab and so is no column of tabwriter's.
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	cols := columns(res)
-	for _, c := range cols {
-		fmt.Fprintf(tw, "%s\t", c.head)
+	t := &table{w: w, res: res, cols: columns(res)}
+	heads := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		t.widths = append(t.widths, max(utf8.RuneCountInString(c.head), c.width))
+		heads[i] = c.head
 	}
-	fmt.Fprintln(tw, "  note")
-	noisy := 0
-	for i := range res.rows {
-		r := &res.rows[i]
-		for _, c := range cols {
-			fmt.Fprintf(tw, "%s\t", c.cell(r))
+	t.line(heads, "note")
+	return t, t.err
+}
+
+// line prints one line: cells right-aligned in their columns, then the
+// note (left-aligned, last).
+func (t *table) line(cells []string, note string) {
+	var sb strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			sb.WriteString("  ")
 		}
-		note := noiseNote(res, r)
-		if note != "" {
-			noisy++
-			note = "  " + note
-		}
-		fmt.Fprintln(tw, note)
+		sb.WriteString(strings.Repeat(" ", max(t.widths[i]-utf8.RuneCountInString(c), 0)))
+		sb.WriteString(c)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	if note != "" {
+		sb.WriteString("  " + note)
 	}
-	if noisy > 0 {
-		fmt.Fprintf(w, "# %d of %d rows noisy: more -reps, or a quieter machine, would tighten them\n", noisy, len(res.rows))
+	sb.WriteByte('\n')
+	if _, err := io.WriteString(t.w, sb.String()); err != nil && t.err == nil {
+		t.err = err
 	}
-	_, err := fmt.Fprintln(w)
-	return err
+}
+
+// row prints row i of the result.
+func (t *table) row(i int) {
+	r := &t.res.rows[i]
+	cells := make([]string, len(t.cols))
+	for j, c := range t.cols {
+		cells[j] = c.cell(r)
+	}
+	note := noiseNote(t.res, r)
+	if note != "" {
+		t.noisy++
+	}
+	t.line(cells, note)
+}
+
+// end prints the footer, and returns the first write error.
+func (t *table) end() error {
+	if t.noisy > 0 {
+		fmt.Fprintf(t.w, "# %d of %d rows noisy: more -reps, or a quieter machine, would tighten them\n", t.noisy, len(t.res.rows))
+	}
+	if _, err := fmt.Fprintln(t.w); err != nil && t.err == nil {
+		t.err = err
+	}
+	return t.err
 }
 
 // csvHeader is the first line of --csv output: one line per figure, in

@@ -56,15 +56,16 @@ func (g goroutines) describe(n int) string { return fmt.Sprintf("%d goroutine ra
 
 // result is one benchmark's table: a row per message size.
 type result struct {
-	bench  *benchmark
-	ranks  int
-	window int
-	reps   int
-	rows   []row
-	mpi    string   // the MPI library's name for headers, "" when not run
-	notes  []string // what the reader should know (sizes left out, MPI missing)
-	system string   // where mpgo ran
-	load   string   // the machine's load average when the benchmark started, if known
+	bench   *benchmark
+	ranks   int
+	window  int
+	reps    int
+	rows    []row
+	mpi     string   // the MPI library's name for headers, "" when not run
+	notes   []string // what the reader should know (sizes left out, MPI missing)
+	system  string   // where mpgo ran
+	machine machine  // the CPU, mpgo's version, the host and the date
+	load    string   // the machine's load average when the benchmark started, if known
 }
 
 // row is one message size: every figure summarized over the repetitions.
@@ -107,22 +108,26 @@ func measureBaselines(b *benchmark, p iterPlan, window int) baselines {
 
 // runner runs benchmarks with one set of options.
 type runner struct {
-	o    *options
-	be   backend
-	prog *progress
-	mpi  *mpiRunner // nil unless --vs-mpi found an MPI
+	o      *options
+	be     backend
+	prog   *progress
+	tables io.Writer  // where the tables stream; nil: nowhere
+	mpi    *mpiRunner // nil unless --vs-mpi found an MPI
 	// mpiNote is why --vs-mpi has no MPI figures, when it has none.
 	mpiNote string
 }
 
 // run measures benchmark b: o.reps repetitions of every size in one run on
-// the backend, each size's baselines measured right after it, then the MPI
-// program (which repeats likewise), and summarizes.
+// the backend, each size's baselines measured right after it, and
+// summarizes. With --vs-mpi the MPI program (which repeats likewise) runs
+// first, so that its figures are there when mpgo's rows are. The table
+// streams to r.tables: its header before the first measurement, each row
+// as soon as its last repetition is measured.
 func (r *runner) run(ctx context.Context, b *benchmark) (*result, error) {
 	o := r.o
 	n := b.ranks(o.np)
 	plans := b.plans(o)
-	res := &result{bench: b, ranks: n, window: o.window, reps: o.reps, system: r.be.describe(n), load: loadAverage()}
+	res := &result{bench: b, ranks: n, window: o.window, reps: o.reps, system: r.be.describe(n), load: loadAverage(), machine: thisMachine()}
 	plans, dropped := fitMemory(b, plans, n)
 	if len(plans) == 0 {
 		return nil, fmt.Errorf("mpbench %s: no message sizes to run between -min and -max %d (within %d GiB of buffers)",
@@ -131,6 +136,22 @@ func (r *runner) run(ctx context.Context, b *benchmark) (*result, error) {
 	if dropped > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d sizes above %s left out: their buffers on %d ranks would pass %d GiB",
 			dropped, human(plans[len(plans)-1].Size), n, memLimit>>30))
+	}
+	res.rows = make([]row, len(plans))
+	for i, p := range plans {
+		res.rows[i].plan = p
+	}
+	if o.vsMPI {
+		r.addMPI(ctx, res, plans)
+		r.prog.clear()
+	}
+	out := r.tables
+	if out == nil {
+		out = io.Discard
+	}
+	table, err := startTable(out, res)
+	if err != nil {
+		return nil, err
 	}
 	var (
 		figs = make([][nMetrics][]float64, len(plans)) // per size and figure, one value a repetition
@@ -141,59 +162,58 @@ func (r *runner) run(ctx context.Context, b *benchmark) (*result, error) {
 		before: func(rep, i int) {
 			r.prog.show("%s: repetition %d/%d, %s (%d/%d)", b.name, rep+1, o.reps, human(plans[i].Size), i+1, len(plans))
 		},
-	}
-	if b.class == pointToPoint {
-		h.after = func(_, i int) { base[i] = append(base[i], measureBaselines(b, plans[i], o.window)) }
-	}
-	var samples [][]sample
-	err := r.be.run(ctx, n, func(w *comm.Comm) error {
-		s, err := measure(w, b, plans, o.window, o.reps, h)
-		if w.Rank() == 0 {
-			samples = s
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("mpbench %s: %w", b.name, err)
-	}
-	for _, rep := range samples {
-		for i, s := range rep {
+		after: func(rep, i int, s sample) {
 			for _, m := range b.figures {
 				figs[i][m] = append(figs[i][m], s[m])
 			}
-		}
-	}
-	res.rows = make([]row, len(plans))
-	for i, p := range plans {
-		rw := &res.rows[i]
-		rw.plan = p
-		for _, m := range b.figures {
-			rw.mpgo[m] = summarize(figs[i][m])
-		}
-		var chanLat, copyLat, copyBW, vsChan, vsCopyLat, vsCopyBW []float64
-		for rep, bl := range base[i] {
-			f := func(m metric) float64 { return figs[i][m][rep] }
-			if bl.chanLat > 0 {
-				chanLat, vsChan = append(chanLat, bl.chanLat), append(vsChan, f(mLat)/bl.chanLat)
+			if b.class == pointToPoint {
+				base[i] = append(base[i], measureBaselines(b, plans[i], o.window))
 			}
-			if bl.copyLat > 0 {
-				copyLat, copyBW = append(copyLat, bl.copyLat), append(copyBW, bl.copyBW)
-				if b.has(mLat) {
-					vsCopyLat = append(vsCopyLat, f(mLat)/bl.copyLat)
-				}
-				if b.has(mBW) {
-					vsCopyBW = append(vsCopyBW, f(mBW)/bl.copyBW)
-				}
+			if rep == o.reps-1 {
+				summarizeRow(&res.rows[i], b, figs[i], base[i])
+				r.prog.clear()
+				table.row(i)
 			}
-		}
-		rw.chanLat, rw.copyLat, rw.copyBW = summarize(chanLat), summarize(copyLat), summarize(copyBW)
-		rw.vsChan, rw.vsCopyLat, rw.vsCopyBW = summarize(vsChan), summarize(vsCopyLat), summarize(vsCopyBW)
+		},
 	}
-	if o.vsMPI {
-		r.addMPI(ctx, res, plans)
-	}
+	err = r.be.run(ctx, n, func(w *comm.Comm) error {
+		_, err := measure(w, b, plans, o.window, o.reps, h)
+		return err
+	})
 	r.prog.clear()
+	if err != nil {
+		return nil, fmt.Errorf("mpbench %s: %w", b.name, err)
+	}
+	if err := table.end(); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// summarizeRow fills rw with the summaries of one size's figures (per
+// figure, one a repetition) and baselines (one a repetition).
+func summarizeRow(rw *row, b *benchmark, figs [nMetrics][]float64, base []baselines) {
+	for _, m := range b.figures {
+		rw.mpgo[m] = summarize(figs[m])
+	}
+	var chanLat, copyLat, copyBW, vsChan, vsCopyLat, vsCopyBW []float64
+	for rep, bl := range base {
+		f := func(m metric) float64 { return figs[m][rep] }
+		if bl.chanLat > 0 {
+			chanLat, vsChan = append(chanLat, bl.chanLat), append(vsChan, f(mLat)/bl.chanLat)
+		}
+		if bl.copyLat > 0 {
+			copyLat, copyBW = append(copyLat, bl.copyLat), append(copyBW, bl.copyBW)
+			if b.has(mLat) {
+				vsCopyLat = append(vsCopyLat, f(mLat)/bl.copyLat)
+			}
+			if b.has(mBW) {
+				vsCopyBW = append(vsCopyBW, f(mBW)/bl.copyBW)
+			}
+		}
+	}
+	rw.chanLat, rw.copyLat, rw.copyBW = summarize(chanLat), summarize(copyLat), summarize(copyBW)
+	rw.vsChan, rw.vsCopyLat, rw.vsCopyBW = summarize(vsChan), summarize(vsCopyLat), summarize(vsCopyBW)
 }
 
 // addMPI runs the C program with the same plans and adds its figures.
@@ -263,13 +283,21 @@ func human(n int) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// progress is the status line on stderr for long runs: one line,
-// rewritten in place with \r, and only when stderr is a terminal.
+// progress says on stderr what runs: on a terminal a status line
+// rewritten in place with \r; elsewhere (a log file, a pipe) a line at
+// most every so often, so that a long run is not silent and a short one
+// not chatty.
 type progress struct {
-	w   io.Writer // nil: no progress line
-	mu  sync.Mutex
-	len int // of the line shown, to blank it out; guarded by mu
+	w     io.Writer     // nil: no progress
+	every time.Duration // 0: the status line; else a line at most this often
+	mu    sync.Mutex
+	len   int       // of the status line shown, to blank it out; guarded by mu
+	last  time.Time // when the last line was written; guarded by mu
 }
+
+// progressEvery is how often progress writes a line where stderr is no
+// terminal.
+const progressEvery = 10 * time.Second
 
 // isTerminal reports whether f is a character device (a terminal).
 func isTerminal(f *os.File) bool {
@@ -285,6 +313,13 @@ func (p *progress) show(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := fmt.Sprintf(format, args...)
+	if p.every > 0 {
+		if now := time.Now(); p.last.IsZero() || now.Sub(p.last) >= p.every {
+			p.last = now
+			fmt.Fprintf(p.w, "mpbench: %s\n", s)
+		}
+		return
+	}
 	n := utf8.RuneCountInString(s)
 	pad := max(p.len-n, 0) // blank out the rest of a longer line
 	fmt.Fprintf(p.w, "\r%s%*s", s, pad, "")
@@ -298,7 +333,7 @@ func (p *progress) clear() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.len > 0 {
+	if p.every == 0 && p.len > 0 {
 		fmt.Fprintf(p.w, "\r%*s\r", p.len, "")
 		p.len = 0
 	}

@@ -7,8 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
@@ -263,5 +266,64 @@ func TestHuman(t *testing.T) {
 		if got := human(n); got != want {
 			t.Errorf("human(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestTablesStream: each row is printed as soon as its last repetition is
+// measured, before the next size runs (stdout and the progress lines
+// share one writer here, so the lines mark when each size started).
+func TestTablesStream(t *testing.T) {
+	var out bytes.Buffer
+	prog := &progress{w: &out, every: time.Nanosecond}
+	if err := run(context.Background(), append([]string{"latency", "-max", "2"}, tiny[2:]...), &out, &out, prog); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	t.Logf("output:\n%s", s)
+	at := 0
+	for _, re := range []string{
+		`# mpbench latency: osu_latency`,
+		`(?m)^# mpgo v\S+, CPU .+, host .+, \d{4}-\d\d-\d\d \d\d:\d\d UTC$`,
+		`(?m)^\s+bytes\s+iters\s+mpgo µs`,
+		`mpbench: latency: repetition 2/2, 0 B \(1/3\)`,
+		`(?m)^\s+0\s+3\s`,
+		`mpbench: latency: repetition 2/2, 1 B \(2/3\)`,
+		`(?m)^\s+1\s+3\s`,
+		`mpbench: latency: repetition 2/2, 2 B \(3/3\)`,
+		`(?m)^\s+2\s+3\s`,
+	} {
+		loc := regexp.MustCompile(re).FindStringIndex(s[at:])
+		if loc == nil {
+			t.Fatalf("no %s after offset %d: the rows do not stream in order", re, at)
+		}
+		at += loc[1]
+	}
+	// Rows printed apart line up: the columns of every line end at one place.
+	var widths []int
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "mpbench:") {
+			l, _, _ = strings.Cut(l, "  note") // the note trails the columns
+			l, _, _ = strings.Cut(l, "  noisy:")
+			widths = append(widths, utf8.RuneCountInString(l))
+		}
+	}
+	for _, w := range widths[1:] {
+		if w != widths[0] {
+			t.Errorf("table lines of widths %v, want one width", widths)
+			break
+		}
+	}
+}
+
+// Where stderr is no terminal, progress writes whole lines, at most one
+// per interval.
+func TestProgressLines(t *testing.T) {
+	var w bytes.Buffer
+	p := &progress{w: &w, every: time.Hour}
+	p.show("first %d", 1)
+	p.show("second")
+	p.clear()
+	if got, want := w.String(), "mpbench: first 1\n"; got != want {
+		t.Errorf("progress wrote %q, want %q", got, want)
 	}
 }

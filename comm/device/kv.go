@@ -1,5 +1,7 @@
 package device
 
+import "fmt"
+
 // KV is the key-value store a launcher gives the processes of a job
 // (PMI's put, fence and get; MPICH's Hydra, Slurm, or mpgo's own root for
 // Open MPI): backends publish their addresses in it when they open.
@@ -36,4 +38,26 @@ type Layout struct {
 	Ranks int
 	// Owner returns the process that runs world rank r, in [0, KV.Size).
 	Owner func(r int) int
+}
+
+// Describe names the world ranks that process proc runs, for errors:
+// "rank 3", "ranks 4-7", or the first few of a layout that scatters them.
+func (l Layout) Describe(proc int) string {
+	var ranks []int
+	for r := range l.Ranks {
+		if l.Owner(r) == proc {
+			ranks = append(ranks, r)
+		}
+	}
+	switch n := len(ranks); {
+	case n == 0:
+		return "no ranks"
+	case n == 1:
+		return fmt.Sprintf("rank %d", ranks[0])
+	case ranks[n-1]-ranks[0] == n-1:
+		return fmt.Sprintf("ranks %d-%d", ranks[0], ranks[n-1])
+	case n <= 4:
+		return fmt.Sprintf("ranks %v", ranks)
+	}
+	return fmt.Sprintf("ranks %v and %d more", ranks[:4], len(ranks)-4)
 }

@@ -5,6 +5,7 @@
 package job
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -28,6 +29,10 @@ type Config struct {
 	// EagerBuffer bounds the eager messages queued between two ranks of
 	// this process (see comm.Config); zero means comm.DefaultEagerBuffer.
 	EagerBuffer int
+	// Host names this process's host, for the world's node map
+	// (comm.Config.Node): processes of the same host are one node.
+	// Empty means pmi.HostID. Tests set it to play several hosts.
+	Host string
 	// DetectDeadlock runs the deadlock detector across the job's
 	// processes (comm.Config.DetectDeadlock with a device): every process
 	// must set it.
@@ -54,8 +59,11 @@ type Job struct {
 	self  int
 }
 
-// keyLayout names, in the key-value store, process 0's ranks per process.
-const keyLayout = "mpgo-layout"
+// Key names in the key-value store.
+const (
+	keyLayout = "mpgo-layout" // process 0: its ranks per process
+	keyHost   = "mpgo-host-"  // + process: its host (pmi.HostID)
+)
 
 // maxRanks bounds the job's world.
 const maxRanks = 1 << 24
@@ -78,6 +86,13 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 			return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 		}
 	}
+	host := cfg.Host
+	if host == "" {
+		host = pmi.HostID()
+	}
+	if err := kv.Put(keyHost+strconv.Itoa(self), hex.EncodeToString([]byte(host))); err != nil {
+		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
+	}
 	owner := func(rank int) int { return rank / k }
 	dev, err := open(kv, device.Layout{Ranks: procs * k, Owner: owner})
 	if err != nil {
@@ -87,16 +102,40 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 		dev.Close()
 		return nil, fmt.Errorf("%w: process 0 runs %s ranks per process, this one %d (%v)", device.ErrBootstrap, s, k, err)
 	}
+	nodes, err := nodeMap(kv)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
 	ranks := make([]int, k)
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock, Local: ranks, Device: dev, Process: owner})
+	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock, Local: ranks, Device: dev, Process: owner,
+		Node: func(rank int) int { return nodes[owner(rank)] }})
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 	}
 	return &Job{world: w, dev: dev, kv: kv, ranks: ranks, procs: procs, self: self}, nil
+}
+
+// nodeMap reads every process's host from kv (after the opener's fence)
+// and numbers each process's node by the first process on its host.
+func nodeMap(kv device.KV) ([]int, error) {
+	nodes := make([]int, kv.Size())
+	first := map[string]int{}
+	for p := range nodes {
+		h, err := kv.Get(keyHost + strconv.Itoa(p))
+		if err != nil {
+			return nil, fmt.Errorf("%w: the host of process %d: %w", device.ErrBootstrap, p, err)
+		}
+		if _, ok := first[h]; !ok {
+			first[h] = p
+		}
+		nodes[p] = first[h]
+	}
+	return nodes, nil
 }
 
 // World returns the job's world: ranks [Job.Ranks] run here.

@@ -309,6 +309,79 @@ static void imb(enum imb op, const struct plan *p, double *f)
     }
 }
 
+/* The one-sided benchmarks (osu_rma.go): a window allocated per size
+ * (osu -w allocate), rank 0 locks rank 1 shared and flushes after every
+ * operation (osu -s flush); rank 1 waits in the barrier. */
+enum rma { PUT, GET, ACC, FOP, CAS };
+
+static void rma_latency(enum rma op, const struct plan *p, double *f)
+{
+    MPI_Win win;
+    void *base;
+    long n = (op == FOP || op == CAS) ? (long)sizeof(long long) : p->size;
+    long long one = 1, cmp = 0, next, old;
+    double t0 = 0;
+    int i;
+    MPI_Win_allocate(n, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        for (i = 0; i < p->iters + p->skip; i++) {
+            if (i == p->skip)
+                t0 = MPI_Wtime();
+            switch (op) {
+            case PUT:
+                MPI_Put(sbuf, p->size, MPI_CHAR, 1, 0, p->size, MPI_CHAR, win);
+                break;
+            case GET:
+                MPI_Get(rbuf, p->size, MPI_CHAR, 1, 0, p->size, MPI_CHAR, win);
+                break;
+            case ACC:
+                MPI_Accumulate(sbuf, p->size, MPI_UNSIGNED_CHAR, 1, 0, p->size, MPI_UNSIGNED_CHAR, MPI_SUM, win);
+                break;
+            case FOP:
+                MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
+                break;
+            case CAS:
+                next = cmp + 1;
+                MPI_Compare_and_swap(&next, &cmp, &old, MPI_LONG_LONG, 1, 0, win);
+                break;
+            }
+            MPI_Win_flush(1, win);
+            if (op == CAS)
+                cmp = old + 1;
+        }
+        f[LAT] = (MPI_Wtime() - t0) * 1e6 / p->iters;
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+}
+
+static void put_bw(const struct plan *p, double *f)
+{
+    MPI_Win win;
+    void *base;
+    char *src = alloc(p->size * window);
+    double t0 = 0;
+    int i, j;
+    MPI_Win_allocate(p->size * window, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+        for (i = 0; i < p->iters + p->skip; i++) {
+            if (i == p->skip)
+                t0 = MPI_Wtime();
+            for (j = 0; j < window; j++)
+                MPI_Put(src + j * p->size, p->size, MPI_CHAR, 1, j * p->size, p->size, MPI_CHAR, win);
+            MPI_Win_flush(1, win);
+        }
+        f[BW] = p->size / 1e6 * p->iters * window / (MPI_Wtime() - t0);
+        MPI_Win_unlock(1, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+    free(src);
+}
+
 static void run(const char *bench, const struct plan *p, double *f)
 {
     if (!strcmp(bench, "latency"))
@@ -341,6 +414,18 @@ static void run(const char *bench, const struct plan *p, double *f)
         imb(SENDRECV, p, f);
     else if (!strcmp(bench, "exchange"))
         imb(EXCHANGE, p, f);
+    else if (!strcmp(bench, "put_latency"))
+        rma_latency(PUT, p, f);
+    else if (!strcmp(bench, "get_latency"))
+        rma_latency(GET, p, f);
+    else if (!strcmp(bench, "acc_latency"))
+        rma_latency(ACC, p, f);
+    else if (!strcmp(bench, "fop_latency"))
+        rma_latency(FOP, p, f);
+    else if (!strcmp(bench, "cas_latency"))
+        rma_latency(CAS, p, f);
+    else if (!strcmp(bench, "put_bw"))
+        put_bw(p, f);
     else
         fail("unknown benchmark");
 }

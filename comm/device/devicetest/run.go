@@ -49,6 +49,14 @@ func Run(devs []device.Device, layout device.Layout, eagerLimit int, fn func(w *
 	return Play(procs, fn), nil
 }
 
+// NewProcess returns the [Process] of world w, whose local ranks are
+// ranks, joined to the job by dev: Close closes dev, then w. Tests that
+// make their worlds themselves (with settings Run does not give) play them
+// with [Play] through it.
+func NewProcess(w *comm.World, dev device.Device, ranks []int) Process {
+	return &played{w: w, dev: dev, ranks: ranks}
+}
+
 // played is a process Run plays: a world and its device.
 type played struct {
 	w     *comm.World

@@ -27,6 +27,7 @@ type World struct {
 	pool        *buffer.Pool      // eager copies
 	local       []bool            // which world ranks run here; nil: all
 	process     func(int) int     // Config.Process
+	node        func(int) int     // Config.Node
 
 	state   atomic.Int32          // stateRunning, stateAborted, stateClosed
 	cause   atomic.Pointer[error] // why the world aborted, when a device said (engine.PeerLost)
@@ -79,6 +80,7 @@ type Config struct {
 	Local          []int
 	Device         device.Device
 	Process        func(rank int) int
+	Node           func(rank int) int
 }
 
 // Endpoint is one rank of a world: its inbox and what it is parked on.
@@ -153,7 +155,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comm: eager pool: %w", err)
 	}
-	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, pool: pool,
+	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, node: cfg.Node, pool: pool,
 		closed: make(chan struct{})}
 	if n <= runtime.GOMAXPROCS(0) {
 		w.yields = pollYields
@@ -219,6 +221,9 @@ func (ep *Endpoint) AllLocal() bool { return ep.w.local == nil }
 // Process returns the world's process map (Config.Process; nil: one
 // process).
 func (ep *Endpoint) Process() func(rank int) int { return ep.w.process }
+
+// Node returns the world's node map (Config.Node; nil: none given).
+func (ep *Endpoint) Node() func(rank int) int { return ep.w.node }
 
 // Yields is how many times a waiter of this world yields before it parks
 // (see pollYields).

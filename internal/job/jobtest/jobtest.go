@@ -21,11 +21,19 @@ import (
 // provider the machine lacks).
 func Join(t testing.TB, procs int, cfg job.Config, open job.Opener) []*job.Job {
 	t.Helper()
+	return JoinEach(t, procs, func(int) (job.Config, job.Opener) { return cfg, open })
+}
+
+// JoinEach is [Join] with each process's configuration and opener from
+// setup(p): processes that differ (as those of several played hosts).
+func JoinEach(t testing.TB, procs int, setup func(p int) (job.Config, job.Opener)) []*job.Job {
+	t.Helper()
 	kvs := pmi.NewMemory(procs)
 	jobs := make([]*job.Job, procs)
 	errs := make([]error, procs)
 	var wg sync.WaitGroup
 	for p := range procs {
+		cfg, open := setup(p)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

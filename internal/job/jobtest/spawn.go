@@ -13,7 +13,8 @@ import (
 // Spawn starts the running test binary n times, running no test or
 // benchmark, as the processes of one job over TCP, each set up as
 // Open MPI's mpirun sets up its processes (with MPGO_ROOT, an address on
-// the loopback interface, and a fresh job secret) plus extra ("KEY=value"
+// the loopback interface, and a fresh job secret), over TCP even between
+// these processes of one host (MPGO_SHM=0), plus extra ("KEY=value"
 // settings, which its TestMain reads to know what to do), and returns each
 // process's output (stdout and stderr). The error of a process that
 // failed carries its output.
@@ -33,7 +34,7 @@ func Spawn(n int, extra ...string) ([]string, error) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
-			cmd.Env = append(os.Environ(), extra...)
+			cmd.Env = append(append(os.Environ(), "MPGO_SHM=0"), extra...) // TCP unless extra says otherwise
 			cmd.Env = append(cmd.Env,
 				fmt.Sprintf("OMPI_COMM_WORLD_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_SIZE=%d", n),
 				fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_RANK=%d", p), fmt.Sprintf("OMPI_COMM_WORLD_LOCAL_SIZE=%d", n),

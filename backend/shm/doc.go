@@ -1,0 +1,31 @@
+// Package shm is mpgo's shared-memory backend between processes: a
+// [device.Device] that carries messages between the processes of a job
+// that run on one host (mpiexec -n 16 on a node) through memory they
+// share, as MPICH's nemesis and Open MPI's vader do, instead of TCP
+// loopback. It is pure Go (package syscall, no cgo) and Linux only.
+//
+// Each process creates one segment (an anonymous memory file,
+// memfd_create: nothing is ever named in /dev/shm, so a process killed
+// with SIGKILL leaves nothing behind) holding a ring per other process
+// of its host, and hands it to them over a Unix socket in the abstract
+// namespace, once they proved they know the job secret (an HMAC
+// handshake) and run as the same user (SO_PEERCRED). Messages below the
+// eager limit are copied through the rings; larger ones are read by the
+// receiver straight from the sender's buffer (process_vm_readv, one
+// copy), or pipelined through the rings where the kernel forbids that.
+// An idle process sleeps on a futex in its segment. A process that dies
+// is known to its peers at once, by the end of its socket: they fail with
+// errors wrapping [device.ErrPeerLost].
+//
+// Programs do not use it directly: under a launcher mpgo.Main and
+// mpgo.Join open it beside the TCP (or RDMA) backend and route the
+// messages between processes of one host through it (MPGO_SHM=0 turns
+// that off). It implements package device's boundary and nothing of the
+// engine.
+//
+// Environment, read by [Open]: MPGO_SHM_CMA=0 (send large messages
+// through the rings, not by process_vm_readv) and MPGO_SHM_SPIN (a
+// duration: how long a waiting rank polls the rings before it parks, the
+// receiver loop twice that before it sleeps; default 50µs, and nothing
+// where the host's ranks outnumber its cores).
+package shm

@@ -1,0 +1,240 @@
+//go:build linux && (amd64 || arm64)
+
+package shm
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// How the processes of a host attach each other's segments: each listens
+// on a Unix socket in the abstract namespace (no file: nothing to clean
+// up) under a random name it publishes in the launcher's key-value store;
+// the host's process i dials every process j < i. Over the connection:
+//
+//	acceptor → dialer: nonce A (32 bytes), acceptor's process (4)
+//	dialer → acceptor: dialer's process (4), nonce B (32), MAC("dial")
+//	acceptor → dialer: MAC("accept"), segment size (8) + its memfd (SCM_RIGHTS)
+//	dialer → acceptor: segment size (8) + its memfd (SCM_RIGHTS)
+//
+// MAC(role) is HMAC-SHA256 under the job secret of the role, both
+// nonces and both process numbers: each side proves it knows the secret
+// before the other hands it a descriptor, and the fresh nonces keep a
+// recorded exchange from being replayed. Each side also checks with
+// SO_PEERCRED that its peer runs as the same user, and takes the peer's
+// process id from it (for process_vm_readv), not from the peer's word.
+// A connection that fails any check is closed and never attaches
+// anything; the acceptor goes on waiting for its genuine peers.
+//
+// The connection stays open for the job's life: its end of file tells a
+// process at once that its peer died (the kernel closes a dead process's
+// sockets), without a heartbeat.
+
+// ErrHandshake is wrapped by the errors of a connection that failed the
+// handshake: a peer without the job secret, of another user, or that
+// spoke out of turn.
+var ErrHandshake = errors.New("shm: handshake failed")
+
+const nonceSize = 32
+
+// attached is a peer's end of a handshake that succeeded.
+type attached struct {
+	proc int
+	pid  int
+	conn *net.UnixConn
+	mem  []byte // the peer's segment, mapped
+}
+
+// mac is the MAC of role over the handshake's nonces and processes.
+func mac(secret []byte, role string, a, b []byte, dialer, acceptor int) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("mpgo-shm-" + role))
+	m.Write(a)
+	m.Write(b)
+	binary.Write(m, binary.LittleEndian, [2]uint32{uint32(dialer), uint32(acceptor)}) //nolint:errcheck // a hash does not fail
+	return m.Sum(nil)
+}
+
+// peerCred returns the uid and pid of the process at c's other end.
+func peerCred(c *net.UnixConn) (uid uint32, pid int, err error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return 0, 0, err
+	}
+	if cerr != nil {
+		return 0, 0, cerr
+	}
+	return cred.Uid, int(cred.Pid), nil
+}
+
+// sameUser checks that c's peer runs as this process's user, and returns
+// its pid.
+func sameUser(c *net.UnixConn) (int, error) {
+	uid, pid, err := peerCred(c)
+	if err != nil {
+		return 0, fmt.Errorf("%w: SO_PEERCRED: %w", ErrHandshake, err)
+	}
+	if uid != uint32(os.Geteuid()) {
+		return 0, fmt.Errorf("%w: the peer runs as uid %d, this process as %d", ErrHandshake, uid, os.Geteuid())
+	}
+	return pid, nil
+}
+
+// sendSegment sends the segment's size and its descriptor after prefix.
+func sendSegment(c *net.UnixConn, prefix []byte, fd, size int) error {
+	msg := binary.LittleEndian.AppendUint64(append([]byte(nil), prefix...), uint64(size))
+	_, _, err := c.WriteMsgUnix(msg, syscall.UnixRights(fd), nil)
+	return err
+}
+
+// recvSegment reads n bytes and a segment (size and descriptor) after
+// them, maps the segment (which must be of size want) and closes the
+// descriptor.
+func recvSegment(c *net.UnixConn, n, want int) ([]byte, []byte, error) {
+	buf := make([]byte, n+8)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	got, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return nil, nil, err
+	}
+	var fds []int
+	if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			if f, err := syscall.ParseUnixRights(&m); err == nil {
+				fds = append(fds, f...)
+			}
+		}
+	}
+	defer func() {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+	}()
+	if _, err := io.ReadFull(c, buf[got:]); err != nil {
+		return nil, nil, err
+	}
+	if len(fds) != 1 {
+		return nil, nil, fmt.Errorf("%w: %d descriptors with the segment, want 1", ErrHandshake, len(fds))
+	}
+	if size := binary.LittleEndian.Uint64(buf[n:]); size != uint64(want) {
+		return nil, nil, fmt.Errorf("%w: a segment of %d bytes, want %d", ErrHandshake, size, want)
+	}
+	mem, err := mapShared(fds[0], want)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf[:n], mem, nil
+}
+
+// hello is one process's part in the handshakes: who it is and what it
+// hands over.
+type hello struct {
+	self    int
+	secret  []byte
+	fd      int // its segment
+	segSize int // every segment's size
+}
+
+// dial connects to process proc listening at name and attaches its
+// segment.
+func (h *hello) dial(name string, proc int, deadline time.Time) (*attached, error) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: name, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	a, err := h.dialed(c, proc, deadline)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("process %d: %w", proc, err)
+	}
+	return a, nil
+}
+
+func (h *hello) dialed(c *net.UnixConn, proc int, deadline time.Time) (*attached, error) {
+	c.SetDeadline(deadline)
+	pid, err := sameUser(c)
+	if err != nil {
+		return nil, err
+	}
+	in := make([]byte, nonceSize+4)
+	if _, err := io.ReadFull(c, in); err != nil {
+		return nil, err
+	}
+	na := in[:nonceSize]
+	if got := int(binary.LittleEndian.Uint32(in[nonceSize:])); got != proc {
+		return nil, fmt.Errorf("%w: process %d answered at process %d's address", ErrHandshake, got, proc)
+	}
+	nb := make([]byte, nonceSize)
+	rand.Read(nb)
+	out := binary.LittleEndian.AppendUint32(nil, uint32(h.self))
+	out = append(append(out, nb...), mac(h.secret, "dial", na, nb, h.self, proc)...)
+	if _, err := c.Write(out); err != nil {
+		return nil, err
+	}
+	proof, mem, err := recvSegment(c, sha256.Size, h.segSize)
+	if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal(proof, mac(h.secret, "accept", na, nb, h.self, proc)) {
+		syscall.Munmap(mem)
+		return nil, fmt.Errorf("%w: process %d does not know the job secret", ErrHandshake, proc)
+	}
+	if err := sendSegment(c, nil, h.fd, h.segSize); err != nil {
+		syscall.Munmap(mem)
+		return nil, err
+	}
+	c.SetDeadline(time.Time{})
+	return &attached{proc: proc, pid: pid, conn: c, mem: mem}, nil
+}
+
+// accept runs the acceptor's side of a handshake on c; want reports
+// whether a process may still attach (one of the host's that has not).
+func (h *hello) accept(c *net.UnixConn, want func(proc int) bool, deadline time.Time) (*attached, error) {
+	c.SetDeadline(deadline)
+	pid, err := sameUser(c)
+	if err != nil {
+		return nil, err
+	}
+	na := make([]byte, nonceSize)
+	rand.Read(na)
+	if _, err := c.Write(binary.LittleEndian.AppendUint32(append([]byte(nil), na...), uint32(h.self))); err != nil {
+		return nil, err
+	}
+	in := make([]byte, 4+nonceSize+sha256.Size)
+	if _, err := io.ReadFull(c, in); err != nil {
+		return nil, err
+	}
+	proc := int(binary.LittleEndian.Uint32(in))
+	nb := in[4 : 4+nonceSize]
+	if !hmac.Equal(in[4+nonceSize:], mac(h.secret, "dial", na, nb, proc, h.self)) {
+		return nil, fmt.Errorf("%w: a peer that does not know the job secret", ErrHandshake)
+	}
+	if !want(proc) {
+		return nil, fmt.Errorf("%w: process %d is not expected here", ErrHandshake, proc)
+	}
+	if err := sendSegment(c, mac(h.secret, "accept", na, nb, proc, h.self), h.fd, h.segSize); err != nil {
+		return nil, err
+	}
+	_, mem, err := recvSegment(c, 0, h.segSize)
+	if err != nil {
+		return nil, err
+	}
+	c.SetDeadline(time.Time{})
+	return &attached{proc: proc, pid: pid, conn: c, mem: mem}, nil
+}

@@ -1,0 +1,220 @@
+//go:build linux && (amd64 || arm64)
+
+package shm
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// The device's progress: consuming this process's rings, one goroutine at
+// a time (pollMu), as the RDMA backend's progress does with its
+// completion queue:
+//
+//   - A rank about to park on an operation polls the rings for a short
+//     window (Drive): the rank that waits for a reply reads it itself and
+//     finds its request complete without a wake-up, so a round trip costs
+//     no goroutine handoff and no system call. At most one rank of the
+//     process polls (pollers); the others park and are woken through the
+//     engine.
+//   - The receiver loop, one goroutine per process, is the fallback: it
+//     rests while a rank polls or just did, spins (yielding its P) while
+//     messages flow, and once the rings stayed quiet for spins.loop it
+//     sleeps on the futex in its segment (segment.go), so that an idle
+//     process burns no core; a producer that finds it asleep wakes it.
+//
+// Where the host's ranks outnumber its cores, spinning only takes the
+// core from the process that would answer: both windows are then nearly
+// nothing, a rank parks at once and the loop sleeps at once.
+
+// spins are the polling windows.
+type spins struct {
+	rank time.Duration // a rank's in Drive
+	loop time.Duration // the loop's after the last record
+}
+
+// defaultSpins are the windows of a host whose ranks do not outnumber its
+// cores: several round trips of a small message (about a microsecond),
+// with a margin for a loaded machine, so that a ping-pong's answer is
+// caught by the rank that waits for it.
+var defaultSpins = spins{rank: 50 * time.Microsecond, loop: 100 * time.Microsecond}
+
+// rvSpin is a waiting rank's polling window while a rendezvous is in
+// flight at its process: the wait then lasts as long as the payload's
+// copy (about a millisecond for some megabytes), and a rank that parked
+// meanwhile would add a wake-up through the loop to it, or, on a busy
+// machine, the wait for a time slice.
+const rvSpin = 2 * time.Millisecond
+
+// window is a waiting rank's polling window now.
+func (d *Device) window() time.Duration {
+	if d.spin.rank > 0 && d.rvs.Load() > 0 {
+		return max(d.spin.rank, rvSpin)
+	}
+	return d.spin.rank
+}
+
+// pollBatch bounds the records taken from one ring in a row, so that one
+// busy sender does not starve the others.
+const pollBatch = 64
+
+// driveCheck is how many times a rank polls between two looks at the
+// clock and two yields of its P: polling an empty ring costs a few
+// nanoseconds, reading the clock and yielding tens each, which would
+// otherwise delay noticing an arrival.
+const driveCheck = 64
+
+// loopNap bounds one sleep of the loop on its futex (it is woken
+// explicitly; the bound only limits what a lost wake-up could cost).
+const loopNap = 100 * time.Millisecond
+
+// loop is the receiver loop; it ends once stop is set.
+func (d *Device) loop() {
+	defer close(d.loopDone)
+	quiet := time.Now()
+	rest := time.NewTimer(time.Hour)
+	defer rest.Stop()
+	var seen uint64 // d.drives when the loop last looked
+	for !d.stop.Load() {
+		parks := d.parks.Load()
+		if drives := d.drives.Load(); d.pollers.Load() > 0 || drives != seen {
+			seen = drives
+			d.rest(rest, parks)
+			quiet = time.Now()
+			continue
+		}
+		n := 0
+		if d.pollMu.TryLock() {
+			n = d.poll()
+			d.pollMu.Unlock()
+		}
+		switch {
+		case n > 0:
+			quiet = time.Now()
+		case time.Since(quiet) < d.spin.loop:
+			runtime.Gosched()
+		default:
+			d.sleep()
+			quiet = time.Now()
+		}
+	}
+}
+
+// rest parks the loop, which found a rank polling or one whose wait ended
+// satisfied since it last looked, until a rank that stops polling
+// unsatisfied kicks it, or for spins.loop at most; parks is d.parks as
+// the loop read it before it looked. idle is written before parks is
+// read again, and Drive counts a park before it reads idle, so one of the
+// two sees the other: no kick is lost.
+func (d *Device) rest(t *time.Timer, parks uint64) {
+	d.idle.Store(true)
+	if d.parks.Load() == parks && !d.stop.Load() {
+		t.Reset(max(d.spin.loop, time.Microsecond))
+		select {
+		case <-d.kick:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	d.idle.Store(false)
+}
+
+// sleep puts the loop to sleep on the futex until a producer or an event
+// (a peer's end, Close) rings the bell, unless there is something to do.
+func (d *Device) sleep() {
+	bell := d.seg.bell().Load()
+	d.seg.sleeping().Store(1)
+	if !d.pending() && !d.stop.Load() && d.pollers.Load() == 0 {
+		sleepOn((*uint32)(unsafe.Pointer(d.seg.bell())), bell, loopNap)
+	}
+	d.seg.sleeping().Store(0)
+}
+
+// pending reports whether a ring holds a record or a peer's end waits to
+// be told; any goroutine may ask.
+func (d *Device) pending() bool {
+	for _, p := range d.peers {
+		if !p.gone.Load() && (!p.in.empty() || p.eof.Load()) {
+			return true
+		}
+	}
+	return false
+}
+
+// poll consumes what the rings hold, up to pollBatch records of each,
+// and tells the engine of the peers that ended; it returns the number of
+// records. pollMu must be held.
+func (d *Device) poll() int {
+	n := 0
+	for _, p := range d.peers {
+		if p.reported {
+			continue
+		}
+		for range pollBatch {
+			payload, ok, err := p.in.peek(&d.h)
+			if err == nil && ok {
+				err = d.handle(p, &d.h, payload)
+			}
+			if err != nil {
+				d.lose(p, fmt.Errorf("shm: process %d wrote a malformed message: %w", p.proc, err))
+				break
+			}
+			if !ok {
+				break
+			}
+			p.in.next(&d.h)
+			n++
+			if p.reported {
+				break
+			}
+		}
+		if !p.reported && p.eof.Load() && p.in.empty() {
+			d.lose(p, fmt.Errorf("shm: its connection ended without a goodbye: %w", device.ErrPeerLost))
+		}
+	}
+	return n
+}
+
+// Drive implements [device.Progressor]: the waiting rank polls the rings
+// itself for up to spins.rank (at least once), or until w is ready.
+func (d *Device) Drive(w device.Waiter) bool {
+	if w.Ready() || d.stop.Load() || len(d.peers) == 0 || !d.pollers.CompareAndSwap(0, 1) {
+		return w.Ready()
+	}
+	var start time.Time // read lazily: most waits end within the first polls
+	for i := 1; ; i++ {
+		if d.pollMu.TryLock() {
+			d.poll()
+			d.pollMu.Unlock()
+		}
+		if w.Ready() {
+			break
+		}
+		if i%driveCheck == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) >= d.window() {
+				break
+			}
+			runtime.Gosched() // another local rank, or a pull, may be what completes w
+		}
+	}
+	done := w.Ready()
+	if done {
+		d.drives.Add(1) // before pollers: the loop reads them in the other order
+	} else {
+		d.parks.Add(1) // parking: the loop takes over at once
+	}
+	d.pollers.Store(0)
+	if d.idle.Load() && !done {
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	}
+	return done
+}

@@ -1,0 +1,256 @@
+//go:build linux && (amd64 || arm64)
+
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"github.com/mpgo/mpgo/comm/device"
+)
+
+// The rendezvous: a message at or above the eager limit, or synchronous,
+// stays in its sender's buffer, pinned (runtime.Pinner) so that the
+// garbage collector neither moves nor frees it while the peer may read
+// it. The RTS record carries its address and size; the receive that
+// matches it reads it with process_vm_readv straight into its buffer and
+// answers FIN, which completes the send. Where the kernel refuses
+// (EPERM), the receiver answers CTS instead, and the sender's pusher
+// writes the payload through the ring in chunks of a quarter ring (so
+// that the receiver copies one chunk while the next is written), the
+// send completing once the last one is written.
+
+// outRV is a rendezvous send, until its done is called.
+type outRV struct {
+	to   *peer
+	data []byte
+	pin  runtime.Pinner
+	done func(error)
+}
+
+// sendRV sends h's message by rendezvous.
+func (d *Device) sendRV(p *peer, h *header, data []byte, done func(error)) error {
+	rv := &outRV{to: p, data: data, done: done}
+	if len(data) > 0 {
+		rv.pin.Pin(unsafe.SliceData(data))
+	}
+	d.mu.Lock()
+	if d.sends == nil {
+		d.mu.Unlock()
+		rv.pin.Unpin()
+		return fmt.Errorf("shm: %w", device.ErrClosed)
+	}
+	d.nextID++
+	id := d.nextID
+	d.sends[id] = rv
+	d.rvs.Add(1)
+	d.mu.Unlock()
+	var rts [16]byte
+	binary.NativeEndian.PutUint64(rts[:], uint64(uintptr(unsafe.Pointer(unsafe.SliceData(data)))))
+	binary.NativeEndian.PutUint64(rts[8:], uint64(len(data)))
+	h.kind, h.id, h.len = kindRTS, id, uint64(len(rts))
+	if err := d.put(p, h, rts[:]); err != nil {
+		if d.take(p, id) != nil {
+			rv.pin.Unpin()
+			return err
+		}
+		return nil // failed by the peer's loss meanwhile: done was called
+	}
+	return nil
+}
+
+// take removes rendezvous send id to p from sends, returning it, or nil
+// when it is not (or no longer) there.
+func (d *Device) take(p *peer, id uint64) *outRV {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	rv := d.sends[id]
+	if rv == nil || rv.to != p {
+		return nil
+	}
+	delete(d.sends, id)
+	d.rvs.Add(-1)
+	return rv
+}
+
+// complete ends rendezvous send id to p with err.
+func (d *Device) complete(p *peer, id uint64, err error) {
+	if rv := d.take(p, id); rv != nil {
+		rv.pin.Unpin()
+		rv.done(err)
+	}
+}
+
+// pushRV starts writing rendezvous id's payload to p through the ring,
+// which p asked for (CTS); pollMu held.
+func (d *Device) pushRV(p *peer, id uint64) {
+	d.mu.Lock()
+	rv := d.sends[id]
+	d.mu.Unlock()
+	if rv == nil || rv.to != p || d.stop.Load() {
+		return
+	}
+	d.pushers.Add(1)
+	go func() {
+		defer d.pushers.Done()
+		for off := 0; off < len(rv.data); off += d.chunk {
+			c := rv.data[off:min(off+d.chunk, len(rv.data))]
+			h := header{kind: kindData, id: id, source: int64(off), len: uint64(len(c))}
+			if err := d.put(p, &h, c); err != nil {
+				d.complete(p, id, err)
+				return
+			}
+		}
+		d.complete(p, id, nil)
+	}()
+}
+
+// inRV is a rendezvous as the engine pulls it.
+type inRV struct {
+	d    *Device
+	from *peer
+	id   uint64
+	addr uintptr
+	size int
+}
+
+// pipeKey names a pipelined pull: the sender and its rendezvous.
+type pipeKey struct {
+	proc int
+	id   uint64
+}
+
+// pipe is a pull whose payload comes through the ring.
+type pipe struct {
+	dst  []byte
+	got  int
+	err  error
+	done chan struct{}
+}
+
+// arriveRV hands the engine the rendezvous of RTS record h (payload p).
+func (d *Device) arriveRV(from *peer, h *header, p []byte) error {
+	if len(p) != 16 {
+		return fmt.Errorf("shm: an RTS of %d bytes: %w", len(p), device.ErrArg)
+	}
+	rv := &inRV{d: d, from: from, id: h.id, addr: uintptr(binary.NativeEndian.Uint64(p)), size: int(binary.NativeEndian.Uint64(p[8:]))}
+	env := envelope(h)
+	env.Len, env.Rendezvous = rv.size, true
+	_, err := d.e.Arrive(int(h.src), int(h.dst), env, rv)
+	return arriveErr(err)
+}
+
+// Pull implements [device.Incoming]: the payload is read from the
+// sender's memory into dst (nothing with dst nil), and the sender told.
+func (rv *inRV) Pull(dst []byte) error {
+	d, p := rv.d, rv.from
+	d.rvs.Add(1)
+	defer d.rvs.Add(-1)
+	if len(dst) > 0 {
+		if !d.noCMA.Load() {
+			err := readFrom(p.pid, dst, rv.addr)
+			switch {
+			case err == nil:
+				return d.fin(rv)
+			case errors.Is(err, syscall.ESRCH):
+				return d.lostErr(p)
+			case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOSYS):
+				d.noCMA.Store(true) // and for the next ones
+			default:
+				return fmt.Errorf("shm: reading a message of process %d: %w: %w", p.proc, device.ErrPeerLost, err)
+			}
+		}
+		return d.pipeIn(rv, dst)
+	}
+	return d.fin(rv)
+}
+
+// PullArriving implements [device.Incoming]; the engine pulls a
+// rendezvous with Pull.
+func (rv *inRV) PullArriving(dst []byte) error { return rv.Pull(dst) }
+
+// fin tells rv's sender that it was received.
+func (d *Device) fin(rv *inRV) error {
+	return d.put(rv.from, &header{kind: kindFIN, id: rv.id}, nil)
+}
+
+// pipeIn asks rv's sender for its payload through the ring and waits for
+// it.
+func (d *Device) pipeIn(rv *inRV, dst []byte) error {
+	pp := &pipe{dst: dst, done: make(chan struct{})}
+	k := pipeKey{rv.from.proc, rv.id}
+	d.mu.Lock()
+	if d.pipes == nil {
+		d.mu.Unlock()
+		return fmt.Errorf("shm: %w", device.ErrClosed)
+	}
+	d.pipes[k] = pp
+	d.mu.Unlock()
+	if err := d.put(rv.from, &header{kind: kindCTS, id: rv.id}, nil); err != nil {
+		d.mu.Lock()
+		delete(d.pipes, k)
+		d.mu.Unlock()
+		return err
+	}
+	<-pp.done
+	return pp.err
+}
+
+// chunkIn copies a chunk of a pipelined payload into its pull; pollMu
+// held.
+func (d *Device) chunkIn(from *peer, h *header, p []byte) error {
+	k := pipeKey{from.proc, h.id}
+	d.mu.Lock()
+	pp := d.pipes[k]
+	d.mu.Unlock()
+	if pp == nil {
+		return fmt.Errorf("shm: a chunk of rendezvous %d that nobody pulls: %w", h.id, device.ErrArg)
+	}
+	off := int(h.source)
+	if off < 0 || off+len(p) > len(pp.dst) {
+		return fmt.Errorf("shm: a chunk of %d bytes at %d of a %d-byte message: %w", len(p), off, len(pp.dst), device.ErrArg)
+	}
+	copy(pp.dst[off:], p)
+	pp.got += len(p)
+	if pp.got == len(pp.dst) {
+		d.mu.Lock()
+		delete(d.pipes, k)
+		d.mu.Unlock()
+		close(pp.done)
+	}
+	return nil
+}
+
+// failWith fails the rendezvous sends to p and the pipelined pulls from
+// p with err.
+func (d *Device) failWith(p *peer, err error) {
+	var rvs []*outRV
+	var pps []*pipe
+	d.mu.Lock()
+	for id, rv := range d.sends {
+		if rv.to == p {
+			rvs = append(rvs, rv)
+			delete(d.sends, id)
+			d.rvs.Add(-1)
+		}
+	}
+	for k, pp := range d.pipes {
+		if k.proc == p.proc {
+			pps = append(pps, pp)
+			delete(d.pipes, k)
+		}
+	}
+	d.mu.Unlock()
+	for _, rv := range rvs {
+		rv.pin.Unpin()
+		rv.done(err)
+	}
+	for _, pp := range pps {
+		pp.err = err
+		close(pp.done)
+	}
+}

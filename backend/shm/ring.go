@@ -1,0 +1,193 @@
+package shm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The rings: one per ordered pair of processes of a host, in the
+// receiver's segment, written by the sender's process and read by the
+// receiver's. A ring is a single-producer single-consumer queue of
+// records in cache-line cells (as MPICH nemesis's cells and Open MPI
+// vader's fast boxes): two sequence numbers, each on a cache line of its
+// own, count the bytes ever written (head, written by the producer only)
+// and ever consumed (tail, written by the consumer only). A record is a
+// header cell and its payload rounded up to whole cells; it never wraps
+// around the end of the ring: a pad record fills the rest of the ring
+// instead. The producer publishes a record by storing head after writing
+// it, the consumer frees it by storing tail after reading it: the atomic
+// stores and loads order the plain accesses to the cells, across
+// processes as within one (both are sequentially consistent on the
+// hardware Go supports).
+//
+// Invariants:
+//   - tail ≤ head ≤ tail + size; both only grow, and only in whole cells.
+//   - The cells in [tail, head) hold complete records; the producer never
+//     writes there, the consumer never reads outside it.
+//   - A record (header and payload) is at most size/2 bytes, so that it
+//     fits once the ring drains whatever pad precedes it.
+
+// cell is a ring's unit: a cache line. Records start on cells, so no two
+// records share a line that both processes write.
+const cell = 64
+
+// ringHeader is the bytes before a ring's cells: head and tail on cache
+// lines of their own, so that the producer's and the consumer's stores
+// do not contend for one line (false sharing).
+const ringHeader = 2 * cell
+
+// Record kinds.
+const (
+	kindPad   uint8 = iota + 1 // filler to the ring's end
+	kindEager                  // a message with its payload
+	kindRTS                    // a rendezvous: the payload's address in the sender (payload: 8 bytes)
+	kindFIN                    // the receiver read a rendezvous (id): the send completes
+	kindCTS                    // the receiver cannot read the sender's memory: send rendezvous id through the ring
+	kindData                   // a chunk of rendezvous id's payload at offset source
+	kindBye                    // the sender's process finished: nothing more comes
+	kindLast  = kindBye
+)
+
+// header is a record's header cell. Ranks are world ranks; Source and
+// Tag as in [device.Envelope].
+type header struct {
+	kind    uint8
+	flags   uint8 // flagSync
+	typ     uint8
+	fp      uint32
+	src     int64 // world rank of the sender
+	dst     int64 // world rank of the receiver
+	source  int64 // the sender's rank in the communicator (kindData: the chunk's offset)
+	tag     int64
+	context uint64
+	len     uint64 // payload bytes after the header
+	id      uint64 // the rendezvous (kindRTS, FIN, CTS, Data)
+}
+
+const flagSync = 1
+
+// put writes h into the cell c.
+func (h *header) put(c []byte) {
+	_ = c[cell-1]
+	c[0], c[1], c[2], c[3] = h.kind, h.flags, h.typ, 0
+	ne := binary.NativeEndian
+	ne.PutUint32(c[4:], h.fp)
+	ne.PutUint64(c[8:], uint64(h.src))
+	ne.PutUint64(c[16:], uint64(h.dst))
+	ne.PutUint64(c[24:], uint64(h.source))
+	ne.PutUint64(c[32:], uint64(h.tag))
+	ne.PutUint64(c[40:], h.context)
+	ne.PutUint64(c[48:], h.len)
+	ne.PutUint64(c[56:], h.id)
+}
+
+// get reads h from the cell c.
+func (h *header) get(c []byte) {
+	_ = c[cell-1]
+	ne := binary.NativeEndian
+	*h = header{kind: c[0], flags: c[1], typ: c[2], fp: ne.Uint32(c[4:]),
+		src: int64(ne.Uint64(c[8:])), dst: int64(ne.Uint64(c[16:])), source: int64(ne.Uint64(c[24:])),
+		tag: int64(ne.Uint64(c[32:])), context: ne.Uint64(c[40:]), len: ne.Uint64(c[48:]), id: ne.Uint64(c[56:])}
+}
+
+// cells rounds n bytes up to whole cells.
+func cells(n int) int { return (n + cell - 1) &^ (cell - 1) }
+
+// ring is one side's view of a ring in mapped memory: the producer's in
+// the sender's process, the consumer's in the receiver's. Neither side's
+// methods are safe for concurrent use: the device serialises each side.
+//
+// Each side keeps its own sequence number and the last value it read of
+// the other's in process memory (as Lamport's queue with cached indices,
+// and FastForward, do): the producer reads tail only when its cached
+// value says the ring is full, the consumer reads head only when its
+// cached value says it is empty, so that while messages flow the two
+// cache lines are not pulled back and forth at every record.
+type ring struct {
+	head, tail *atomic.Uint64
+	data       []byte
+	size       uint64
+	mine       uint64 // the producer's head, or the consumer's tail
+	theirs     uint64 // the other side's, as last read
+}
+
+// newRing views mem, ringHeader bytes and a power of two of cells, as a
+// ring.
+func newRing(mem []byte) ring {
+	return ring{
+		head: (*atomic.Uint64)(unsafe.Pointer(&mem[0])),
+		tail: (*atomic.Uint64)(unsafe.Pointer(&mem[cell])),
+		data: mem[ringHeader:],
+		size: uint64(len(mem) - ringHeader),
+	}
+}
+
+// maxRecord is the largest record (header included) a ring of size bytes
+// carries.
+func maxRecord(size int) int { return size / 2 }
+
+// tryPut writes a record of h with payload p (len(p) == h.len) and
+// publishes it, or reports false when the ring has no room for it now.
+// The caller is the ring's only producer; the record must fit
+// maxRecord.
+func (r *ring) tryPut(h *header, p []byte) bool {
+	total := uint64(cell + cells(len(p)))
+	head := r.mine
+	pos := head % r.size
+	pad := uint64(0)
+	if pos+total > r.size {
+		pad = r.size - pos
+	}
+	if head+pad+total-r.theirs > r.size {
+		r.theirs = r.tail.Load()
+		if head+pad+total-r.theirs > r.size {
+			return false
+		}
+	}
+	if pad > 0 {
+		(&header{kind: kindPad, len: pad - cell}).put(r.data[pos : pos+cell])
+		head, pos = head+pad, 0
+	}
+	h.put(r.data[pos : pos+cell])
+	copy(r.data[pos+cell:], p)
+	r.mine = head + total
+	r.head.Store(r.mine)
+	return true
+}
+
+// empty reports whether the ring holds no record; any goroutine may ask.
+func (r *ring) empty() bool { return r.tail.Load() == r.head.Load() }
+
+// peek reads the oldest record into h and returns its payload, in the
+// ring's memory (valid until next), and whether there is one. Pads are
+// consumed on the way. An error reports a record that cannot be (the
+// producer wrote garbage): the ring is unusable from then on.
+func (r *ring) peek(h *header) ([]byte, bool, error) {
+	for {
+		tail := r.mine
+		if tail == r.theirs {
+			if r.theirs = r.head.Load(); tail == r.theirs {
+				return nil, false, nil
+			}
+		}
+		pos := tail % r.size
+		h.get(r.data[pos : pos+cell])
+		if h.kind == 0 || h.kind > kindLast || h.len > r.size-pos-cell {
+			return nil, false, fmt.Errorf("shm: a malformed record (kind %d, %d bytes) at %d", h.kind, h.len, tail)
+		}
+		if h.kind == kindPad {
+			r.mine = tail + r.size - pos
+			r.tail.Store(r.mine)
+			continue
+		}
+		return r.data[pos+cell : pos+cell+h.len], true, nil
+	}
+}
+
+// next frees the record peek returned last, of header h.
+func (r *ring) next(h *header) {
+	r.mine += uint64(cell + cells(int(h.len)))
+	r.tail.Store(r.mine)
+}

@@ -1,0 +1,93 @@
+//go:build linux && (amd64 || arm64)
+
+package shm
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The system calls the device is made of, through package syscall (no
+// cgo): memfd_create and mmap for the segments, futex for sleeping on a
+// word of a segment, process_vm_readv (cross-memory attach) for the
+// single copy of a large message.
+
+// Futex operations (linux/futex.h). Without FUTEX_PRIVATE_FLAG: the word
+// lives in memory shared between processes.
+const (
+	futexWait = 0
+	futexWake = 1
+)
+
+// sleepOn blocks the calling thread while *addr holds val, for at most
+// timeout; it returns early when woken, on a signal, or at once when
+// *addr no longer holds val. Through Syscall6, so that the Go runtime
+// hands the thread's P to other goroutines while it sleeps.
+func sleepOn(addr *uint32, val uint32, timeout time.Duration) {
+	ts := syscall.NsecToTimespec(int64(timeout))
+	syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWait, uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// wakeOn wakes the threads sleeping on addr (at most one sleeps: the
+// process's receiver).
+func wakeOn(addr *uint32) {
+	syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, 1, 0, 0, 0)
+}
+
+// memfd makes an anonymous memory file of size bytes, closed on exec: it
+// has no name in any file system, so nothing of it outlives the
+// processes that hold it.
+func memfd(size int) (int, error) {
+	name := []byte("mpgo-shm\x00")
+	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), 1 /* MFD_CLOEXEC */, 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("memfd_create: %w", errno)
+	}
+	if err := syscall.Ftruncate(int(fd), int64(size)); err != nil {
+		syscall.Close(int(fd))
+		return -1, fmt.Errorf("ftruncate: %w", err)
+	}
+	return int(fd), nil
+}
+
+// mapShared maps size bytes of the memory file fd, shared, readable and
+// writable.
+func mapShared(fd, size int) ([]byte, error) {
+	m, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: %w", err)
+	}
+	return m, nil
+}
+
+// readFrom copies len(dst) bytes at address addr of process pid into dst
+// (process_vm_readv: one copy, by the kernel, between the two address
+// spaces). Errors are the system call's errno: EPERM where the kernel
+// does not allow it (ptrace scope, a container's seccomp filter), ESRCH
+// when pid is gone.
+func readFrom(pid int, dst []byte, addr uintptr) error {
+	for len(dst) > 0 {
+		local := iovec{base: uintptr(unsafe.Pointer(&dst[0])), len: uint64(len(dst))}
+		remote := iovec{base: addr, len: uint64(len(dst))}
+		n, _, errno := syscall.Syscall6(sysProcessVMReadv, uintptr(pid), uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+		runtime.KeepAlive(dst)
+		if errno != 0 {
+			return errno
+		}
+		if n == 0 {
+			return syscall.EFAULT
+		}
+		dst, addr = dst[n:], addr+n
+	}
+	return nil
+}
+
+// iovec is struct iovec of a 64-bit Linux: base is an address in one
+// process or the other, never dereferenced by Go.
+type iovec struct {
+	base uintptr
+	len  uint64
+}

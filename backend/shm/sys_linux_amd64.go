@@ -1,0 +1,7 @@
+package shm
+
+// Linux system call numbers on amd64 that package syscall does not name.
+const (
+	sysMemfdCreate    = 319
+	sysProcessVMReadv = 310
+)

@@ -1,0 +1,7 @@
+package shm
+
+// Linux system call numbers on arm64 that package syscall does not name.
+const (
+	sysMemfdCreate    = 279
+	sysProcessVMReadv = 270
+)

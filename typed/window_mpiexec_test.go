@@ -1,0 +1,101 @@
+package typed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/typed"
+)
+
+// Windows between real processes: this test binary, started by MPICH's
+// mpiexec, joins the job (over TCP, or over the RDMA backend's tcp and shm
+// providers when built with -tags rdma) and runs the window tests' rank
+// functions in each process.
+
+// windowJobEnv marks a process of TestWindowUnderMPIExec's job.
+const windowJobEnv = "MPGO_TEST_WINDOW_JOB"
+
+// windowJobMain is a process of the job: it runs the rank functions on its
+// ranks and prints a line per rank.
+func windowJobMain() int {
+	bodies := []func(c *comm.Comm) error{
+		fencePutGet(makers[1].make),
+		accumulateReference,
+		sumBody(int64(1), typed.Sum[int64], func(v int64) int { return int(v) }),
+		sumBody(1.0, typed.Sum[float64], func(v float64) int { return int(v) }),
+		counterBody(300),
+		casMutex,
+		passiveBusy,
+		pscwRing,
+	}
+	err := mpgo.Join(func(c *comm.Comm) error {
+		for i, body := range bodies {
+			if err := body(c); err != nil {
+				return fmt.Errorf("rank function %d: %w", i, err)
+			}
+		}
+		fmt.Printf("window job: rank %d of %d: ok\n", c.Rank(), c.Size())
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func TestWindowUnderMPIExec(t *testing.T) {
+	if os.Getenv("PMI_RANK") != "" || os.Getenv("OMPI_COMM_WORLD_RANK") != "" {
+		t.Skip("the test itself runs under a launcher")
+	}
+	mpiexec, err := exec.LookPath("mpiexec")
+	if err != nil {
+		t.Skip("no mpiexec")
+	}
+	type job struct {
+		name string
+		env  []string
+		np   int
+	}
+	jobs := []job{
+		{"tcp/4x1", nil, 4},
+		{"tcp/2x2", []string{"MPGO_RANKS_PER_PROC=2"}, 2},
+	}
+	if rdmaBuilt {
+		for _, p := range []string{"tcp", "shm"} {
+			jobs = append(jobs, job{"rdma-" + p + "/4x1", []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=" + p}, 4})
+		}
+	}
+	for _, j := range jobs {
+		t.Run(j.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, mpiexec, "-n", fmt.Sprint(j.np), os.Args[0], "-test.run=^$")
+			cmd.Env = append(append(os.Environ(), windowJobEnv+"=1"), j.env...)
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("no end after 2 minutes:\n%s", out)
+			}
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			for r := range 4 {
+				if want := fmt.Sprintf("window job: rank %d of 4: ok", r); !strings.Contains(string(out), want) {
+					t.Errorf("no %q in:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
