@@ -62,7 +62,14 @@ func Run(n int, fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	var stop func()
+	if cfg.signals {
+		stop = watchSignals(w, nil, "mpgo: ")
+	}
 	first := runRanks(w, nil, fn, cfg)
+	if stop != nil {
+		stop()
+	}
 	w.Close()
 	if err := cfg.obs.report(w, -1, nil); err != nil && first == nil {
 		first = err
@@ -95,10 +102,14 @@ func runRanks(w *comm.World, ranks []int, fn func(world *comm.Comm) error, cfg *
 	)
 	fail := func(e error) {
 		mu.Lock()
-		if first == nil {
+		isFirst := first == nil
+		if isFirst {
 			first = e
 		}
 		mu.Unlock()
+		if isFirst {
+			notifyFailure(w, e)
+		}
 		w.Abort()
 	}
 	stop := make(chan struct{})

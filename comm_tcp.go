@@ -1,6 +1,7 @@
 package mpgo
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -24,7 +25,9 @@ import (
 // Semantics are those of [Run], across processes: a rank that fails or
 // panics aborts this process's ranks, and the other processes, once they
 // notice this one broke off, fail with errors wrapping [comm.ErrPeerLost]
-// (and [comm.ErrAborted]). Join returns the first failure as a
+// (and [comm.ErrAborted]); this process tells them the failed rank's
+// original error first, which their errors wrap as a [comm.PeerFailure]
+// (and Main prints once, as "rank R failed: …"). Join returns the first failure as a
 // [RankError]; errors joining the job wrap [ErrBootstrap]. Join does
 // not end the other processes itself; [Main] does, through the launcher.
 func Join(fn func(world *comm.Comm) error, opts ...Option) error {
@@ -67,15 +70,27 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 		return 1
 	}
 	if err := runJob(job, fn, cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), err)
+		var shown any = err
+		if pf := peerFailure(err); pf != nil {
+			shown = pf // the cause, once, not the chain of its consequences
+		}
+		if errors.Is(err, errSignal) {
+			return 1 // the report is printed, and the signal ends the process
+		}
+		fmt.Fprintf(os.Stderr, "mpgo: process %d of %d: %v\n", job.Process(), job.Processes(), shown)
 		// What was recorded helps most when a run fails: report it even
 		// so (a send the device completes meanwhile may be missing).
 		if rerr := cfg.obs.report(job.World(), job.Process(), job.Device()); rerr != nil {
 			fmt.Fprintln(os.Stderr, rerr)
 		}
 		// Launchers forward output asynchronously and drop what is in flight
-		// when they end the job: let the report reach them first.
+		// when they end the job: let the report reach them first (and the
+		// coordinator's report of a deadlock across processes).
 		time.Sleep(abortGrace)
+		var jd *jobDeadlock
+		if errors.As(err, &jd) {
+			time.Sleep(deadlockGrace)
+		}
 		job.Abort(1, err.Error())
 		return 1
 	}
@@ -94,12 +109,44 @@ func joinMain(fn func(world *comm.Comm) error, opts ...Option) int {
 // asking the launcher to end the job.
 const abortGrace = 100 * time.Millisecond
 
+// deadlockGrace is how much longer a process whose ranks deadlocked with
+// the others' waits before it ends the job: the coordinating process
+// prints the report once every process's part came.
+const deadlockGrace = 500 * time.Millisecond
+
 // runJob runs fn on the job's local ranks as Run does on a whole world.
 // A failure aborts the local world; the device then closes abruptly, so
 // that the other processes learn of it.
 func runJob(job *job.Job, fn func(world *comm.Comm) error, cfg *config) error {
-	return runRanks(job.World(), job.Ranks(), fn, cfg)
+	stop := watchSignals(job.World(), job.Ranks(), fmt.Sprintf("mpgo: process %d of %d: ", job.Process(), job.Processes()))
+	defer stop()
+	err := runRanks(job.World(), job.Ranks(), fn, cfg)
+	if errors.Is(err, comm.ErrDeadlock) || err != nil && job.World().Deadlock() != nil {
+		// The detector across processes: this process's part of the
+		// report must reach the coordinating process before it leaves,
+		// which has the whole job's.
+		if d, ok := job.World().JobDeadlock(deadlockWait); ok {
+			return d
+		}
+		return &jobDeadlock{err}
+	}
+	return err
 }
+
+// deadlockWait bounds how long a process waits for the report of a
+// deadlock across processes to be gathered.
+const deadlockWait = 3 * time.Second
+
+// jobDeadlock is the failure of a process, not the one coordinating the
+// detector across processes, whose ranks were deadlocked: the report is
+// the coordinator's to print.
+type jobDeadlock struct{ err error }
+
+func (e *jobDeadlock) Error() string {
+	return "deadlocked with the job's other processes (the lowest process still running prints the report)"
+}
+
+func (e *jobDeadlock) Unwrap() error { return e.err }
 
 // WithRanks sets the program's number of goroutine ranks for [Main] when no
 // launcher started the process; a program's -np flag becomes

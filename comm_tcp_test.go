@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,6 +202,7 @@ func TestUnderMPIExec(t *testing.T) {
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
+		{"panicking rank", 4, nil, "panic", false, []string{"rank 2 failed: panicked: mpcheck: rank 2 panics on purpose in main.main"}, true},
 		// Hydra ends the job itself when a process dies before finalizing:
 		// the survivors report the lost peer unless it is faster.
 		{"process exits", 4, nil, "exit", false, nil, true},
@@ -220,6 +222,9 @@ func TestUnderMPIExec(t *testing.T) {
 				if !strings.Contains(out, w) {
 					t.Errorf("no %q in:\n%s", w, out)
 				}
+			}
+			if strings.Contains(out, "peer process lost") && (tt.mode == "fail" || tt.mode == "panic") {
+				t.Errorf("a rank's failure reached the others as a lost process:\n%s", out)
 			}
 			if d := time.Since(start); !tt.ok && d > 20*time.Second {
 				t.Errorf("the failed job took %v to end", d)
@@ -242,6 +247,35 @@ type procResult struct {
 // others ended. The test fails when they run longer than limit.
 func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []string, argv ...string) []procResult {
 	t.Helper()
+	return runJobProcessesDuring(t, n, leftover, limit, env, nil, argv...)
+}
+
+// lockedBuffer is a process's output, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// runJobProcessesDuring is runJobProcesses, calling during (when not nil)
+// once the processes started, with them and a function that returns what
+// process r printed so far.
+func runJobProcessesDuring(t *testing.T, n, leftover int, limit time.Duration, env []string,
+	during func(procs []*os.Process, out func(r int) string), argv ...string) []procResult {
+	t.Helper()
+	procs := make([]*os.Process, n)
+	outs := make([]*lockedBuffer, n)
 	root := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -262,12 +296,13 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 			"OMPI_COMM_WORLD_LOCAL_RANK="+fmt.Sprint(r), "OMPI_COMM_WORLD_LOCAL_SIZE="+fmt.Sprint(n),
 			"MPGO_ROOT="+root, "MPGO_SECRET="+testSecret)
 		cmd.Env = append(cmd.Env, env...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		out := new(lockedBuffer)
+		cmd.Stdout, cmd.Stderr = out, out
 		ownProcessGroup(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		procs[r], outs[r] = cmd.Process, out
 		all.Add(1)
 		go func() {
 			defer all.Done()
@@ -277,6 +312,9 @@ func runJobProcesses(t *testing.T, n, leftover int, limit time.Duration, env []s
 				others.Done()
 			}
 		}()
+	}
+	if during != nil {
+		during(procs, func(r int) string { return outs[r].String() })
 	}
 	others.Wait()
 	killLeftover()
@@ -323,6 +361,101 @@ func TestKilledProcessWithoutLauncher(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A rank that panics, or returns an error, in one process of four: its
+// process tells the others the rank's original error before it breaks
+// off, and each of them reports that error once ("rank 2 failed: …"),
+// with nothing of the lost connection it then sees.
+func TestPeerFailureReportedOnce(t *testing.T) {
+	bin := buildTCPCheck(t)
+	for _, tt := range []struct{ mode, want string }{
+		{"panic", "rank 2 failed: panicked: mpcheck: rank 2 panics on purpose in main.main.func"},
+		{"fail", "rank 2 failed: mpcheck: rank 2 fails on purpose"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			for r, res := range runJobProcesses(t, 4, -1, time.Minute, nil, bin, tt.mode) {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				if r == 2 {
+					continue // the failing rank's own process prints its error in full
+				}
+				if n := strings.Count(res.out, tt.want); n != 1 || strings.Contains(res.out, "peer process lost") ||
+					strings.Count(res.out, "\n") != 1 {
+					t.Errorf("process %d: want %q once, on one line, got:\n%s", r, tt.want, res.out)
+				}
+			}
+		})
+	}
+}
+
+// A job that hangs, ended with SIGINT or SIGQUIT: each process prints its
+// ranks' pending operations, as a deadlock report names them, and then
+// ends as the signal ends a process. Rank 1 computes (sleeps in its own
+// code, which no detector takes for blocked) while ranks 0 and 2 wait
+// for it.
+func TestSignalReport(t *testing.T) {
+	bin := buildTCPCheck(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			signalled := func(procs []*os.Process, out func(int) string) {
+				deadline := time.Now().Add(30 * time.Second)
+				for r := range procs { // every rank is where it hangs
+					for !strings.Contains(out(r), "hangs") && time.Now().Before(deadline) {
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				time.Sleep(100 * time.Millisecond) // from the print to the park
+				for _, p := range procs {
+					p.Signal(sig)
+				}
+			}
+			results := runJobProcessesDuring(t, 3, -1, time.Minute, nil, signalled, bin, "hang", "-busy", "1m")
+			for r, res := range results {
+				if res.code == 0 {
+					t.Errorf("process %d exited 0:\n%s", r, res.out)
+				}
+				want := fmt.Sprintf("rank %d: Recv(src=1, tag=0) on world at main.go:", r)
+				if r == 1 {
+					want = "rank 1: running"
+				}
+				if !strings.Contains(res.out, fmt.Sprintf("mpgo: process %d of 3: %v: pending operations:\n  %s", r, sig, want)) {
+					t.Errorf("process %d: no report with %q:\n%s", r, want, res.out)
+				}
+			}
+		})
+	}
+}
+
+// Main's goroutine ranks report on SIGINT too, every rank in one process.
+func TestSignalReportGoroutineRanks(t *testing.T) {
+	if launched() {
+		t.Skip("the test itself runs under a launcher")
+	}
+	bin := buildTCPCheck(t)
+	cmd := exec.Command(bin, "-np", "3", "-busy", "1m", "hang")
+	out := new(lockedBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(out.String(), "hangs") < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	if err := cmd.Wait(); err == nil {
+		t.Errorf("exited 0 after SIGINT:\n%s", out)
+	}
+	want := "mpgo: interrupt: pending operations:\n" +
+		"  rank 0: Recv(src=1, tag=0) on world at main.go:"
+	if s := out.String(); !strings.Contains(s, want) || !strings.Contains(s, "\n  rank 1: running\n  rank 2: Recv(src=1, tag=0) on world at main.go:") {
+		t.Errorf("no report of every rank:\n%s", s)
 	}
 }
 

@@ -91,12 +91,65 @@
 // later operation fails with [comm.ErrAborted] and Run returns a
 // [RankError] naming the rank. When every live rank is blocked and none can
 // progress, the blocked operations fail with [comm.ErrDeadlock] and Run
-// returns a [comm.DeadlockError] that lists each rank's pending operation.
-// Cancelling the context given with [WithContext] aborts the run.
+// returns a [comm.DeadlockError] with a line for every rank, in rank
+// order: the call it is blocked in as the program made it (a collective
+// by its name, "Allreduce on world, waiting for rank 3"; a point-to-point
+// call with its arguments, "Recv(src=2, tag=7) on halo"), the
+// communicator by its name ([comm.Comm.SetName]), the caller's file:line,
+// and "returned" for a rank whose function returned (a call waiting for
+// such a rank says so). Cancelling the context given with [WithContext]
+// aborts the run.
 //
-// Across processes, a process that dies, or whose host does, breaks its
-// connections: the others' operations fail with errors wrapping
-// [comm.ErrPeerLost] (and [comm.ErrAborted]) that name it. A process that
+// What the detector sees: a rank is blocked when every goroutine of it
+// inside mpgo sleeps on an operation that has not completed: its own
+// goroutine, and the helpers started with [comm.Comm.Go] (a helper that
+// computes keeps its rank running). It does not see a rank that spins in
+// its own code (polling with Test or Iprobe in a loop: that rank runs), a
+// goroutine the program started itself with go (start those with
+// [comm.Comm.Go]), nor a wait outside mpgo (a channel, a mutex): a rank
+// blocked there is running as far as mpgo knows, and the others wait
+// for it, as they would for a long computation.
+//
+// Deadlocks across processes: under a launcher ([Main], [Join]) a
+// detector runs across the job's processes. Each process counts the
+// messages it handed to the network and those that arrived; the lowest
+// process still running asks every process, every 250 ms while it is
+// blocked itself, whether all its ranks are blocked and for its counts.
+// When two consecutive rounds find every rank of every process blocked,
+// nobody woken in between, and as many messages arrived as were sent
+// (Mattern's four-counter termination detection), the job is deadlocked:
+// every blocked operation fails with [comm.ErrDeadlock], each process
+// sends its ranks' lines to that process, and it prints the whole job's
+// report, a line for every rank as above ("mpgo: process 0 of 4: comm:
+// deadlock: every live rank is blocked:" and the ranks' lines), within a
+// second of the deadlock. A process whose ranks all returned tells every
+// other that it leaves (one small message to each, at exit), so that the
+// next process coordinates when it was the lowest. Not detected across
+// processes, besides what the
+// in-process detector does not see: a job in which a process runs with
+// the detector off ([WithoutDeadlockDetection]); and the notice that
+// tells a synchronous or rendezvous sender its message was received,
+// which the backend sends on its own, is assumed to arrive within the
+// 250 ms between rounds.
+//
+// A job that hangs, ended with Ctrl-C (SIGINT, which mpiexec forwards to
+// every process) or SIGQUIT: while [Main] or [Join] runs the ranks, each
+// process prints its ranks' pending operations to stderr, one line a rank
+// as in a deadlock report ("mpgo: process 0 of 4: interrupt: pending
+// operations:" and "  rank 0: Recv(src=1, tag=0) on world at main.go:42";
+// "running" for a rank in its own code), and then ends as the signal ends
+// a process (SIGQUIT with Go's dump of every goroutine). [Run] leaves
+// signals to its caller.
+//
+// Across processes, a rank that fails or panics aborts the job: its
+// process tells the others the rank's original error (its message, or the
+// panic's value and the function and line that panicked) before it breaks
+// off, and their operations fail with errors wrapping a
+// [comm.PeerFailure], which [Main] prints once in each process:
+// "mpgo: process 0 of 4: rank 2 failed: panicked: … in main.main.func3
+// at /src/prog/main.go:100". A process that dies, or whose host does,
+// breaks its connections without a word: the others' operations fail with
+// errors wrapping [comm.ErrPeerLost] (and [comm.ErrAborted]) that name it. A process that
 // is stopped (SIGSTOP, a debugger) or hangs outside mpgo keeps its
 // connections open, and its peers would wait for it forever; set
 // MPGO_HEARTBEAT to a duration (10s, say: well above the longest pause a

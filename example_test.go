@@ -40,8 +40,8 @@ func ExampleRun_deadlock() {
 	fmt.Println(err)
 	// Output:
 	// comm: deadlock: every live rank is blocked:
-	//   rank 0: recv from rank 1 tag 0 on world
-	//   rank 1: recv from rank 0 tag 0 on world
+	//   rank 0: Recv(src=1, tag=0) on world at example_test.go:37
+	//   rank 1: Recv(src=0, tag=0) on world at example_test.go:37
 }
 
 func Example_sendRecv() {

@@ -1,6 +1,9 @@
 package mpgo
 
-import "github.com/mpgo/mpgo/internal/job"
+import (
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/internal/job"
+)
 
 // JoinEnv joins a job over TCP as Join does, reading the launcher's
 // environment through getenv (tests play each process with goroutines).
@@ -28,3 +31,19 @@ var RanksIgnored = ranksIgnored
 
 // TracePath is the trace file of a process (tracePath).
 var TracePath = tracePath
+
+// RunJob runs fn on j's ranks as Join does once joined (the deadlock
+// detector across processes, the failure notes).
+func RunJob(j *job.Job, fn func(world *comm.Comm) error) error {
+	cfg, err := newConfig(nil)
+	if err != nil {
+		return err
+	}
+	return runJob(j, fn, cfg)
+}
+
+// OpenTCP is the TCP backend's opener, as Join uses it.
+func OpenTCP() job.Opener {
+	open, _ := opener("tcp", &config{}, func(string) string { return "" })
+	return open
+}

@@ -48,7 +48,16 @@ func mainErr(fn func(world *comm.Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	return Run(n, fn, opts...)
+	return Run(n, fn, append(opts, withSignalReport())...)
+}
+
+// withSignalReport makes Run report its ranks' pending operations on
+// SIGINT or SIGQUIT (Main's goroutine ranks: Main owns the process).
+func withSignalReport() Option {
+	return func(c *config) error {
+		c.signals = true
+		return nil
+	}
 }
 
 // np is the number of goroutine ranks for Main without a launcher:
@@ -79,7 +88,7 @@ func joinJob(cfg *config) (*job.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, Observe: cfg.obs.world()}, open)
+	j, err := bootstrap(os.Getenv, job.Config{EagerLimit: cfg.eagerLimit, EagerBuffer: cfg.eagerBuffer, DetectDeadlock: !cfg.noDeadlock, Observe: cfg.obs.world()}, open)
 	if err == nil && j.Process() == 0 {
 		if w := ranksIgnored(cfg.ranks, j.World().Size()); w != "" {
 			fmt.Fprintln(os.Stderr, w)

@@ -22,6 +22,7 @@ type config struct {
 	provider    string      // the RDMA backend's libfabric provider (WithFabric)
 	obs         observation // what the run records of itself (observe.go)
 	noSHM       bool        // under a launcher: processes of one host talk over the backend too (WithoutSharedMemory)
+	signals     bool        // Main: report pending operations on SIGINT/SIGQUIT (signal_report.go)
 }
 
 // WithContext ties the run to ctx: when ctx is cancelled every rank's

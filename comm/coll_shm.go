@@ -196,7 +196,6 @@ func (c *Comm) shm() (*shmComm, error) {
 		st.shm = s
 	}
 	gc := *cc
-	gc.name = c.String() + ", in a collective every rank must call" // for deadlock reports
 	gc.cst = nil
 	st.gateComm = &gc
 	return st.shm, nil

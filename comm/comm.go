@@ -42,12 +42,13 @@ type Comm struct {
 	size  int
 	ranks []int // world rank of each member; nil for the world communicator
 	name  string
-	kids  uint32       // communicators created from this one (Dup, Split)
-	cc    *Comm        // the same communicator on its collective context
-	freed *atomic.Bool // set by Free; shared with cc (see create.go)
-	busy  *atomic.Bool // set while a collective call of this rank runs on c (guard.go); shared with cc
-	cst   *collState   // collective settings and shared-memory state (coll.go); nil until used
-	ct    *collTrace   // the collective call in the timeline and counters (observe_coll.go); nil: none
+	kids  uint32                  // communicators created from this one (Dup, Split)
+	cc    *Comm                   // the same communicator on its collective context
+	freed *atomic.Bool            // set by Free; shared with cc (see create.go)
+	busy  *atomic.Bool            // set while a collective call of this rank runs on c (guard.go); shared with cc
+	label *atomic.Pointer[string] // the name SetName gave c, if any (name.go); shared with cc
+	cst   *collState              // collective settings and shared-memory state (coll.go); nil until used
+	ct    *collTrace              // the collective call in the timeline and counters (observe_coll.go); nil: none
 }
 
 // marks are a communicator's flags, allocated together, a cache line to
@@ -57,17 +58,18 @@ type Comm struct {
 // from the others at every call).
 type marks struct {
 	freed, busy atomic.Bool
+	label       atomic.Pointer[string] // SetName's name (name.go)
 	_           [marksPad]byte
 }
 
 // marksPad fills marks to 64 bytes, the size class the allocator places at
 // multiples of 64: a cache line of its own.
-const marksPad = 64 - 8
+const marksPad = 64 - 16
 
 // newComm returns a communicator and its collective twin.
 func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name string) *Comm {
 	m := new(marks)
-	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy,
+	c := &Comm{ep: ep, w: ep.World(), ctx: ctx, rank: rank, size: size, ranks: ranks, name: name, freed: &m.freed, busy: &m.busy, label: &m.label,
 		ct: newCollTrace(ep.Observer())}
 	observeComm(ep, c)
 	cc := *c
@@ -78,6 +80,11 @@ func newComm(ep *engine.Endpoint, ctx uint64, rank, size int, ranks []int, name 
 
 const worldContext uint64 = 2
 
+// reservedContexts: contexts below it are never a derived communicator's
+// (0 carries the engine's control messages between processes, 2 is the
+// world's).
+const reservedContexts uint64 = 4
+
 // Rank returns the calling rank's number in c, in [0, Size).
 func (c *Comm) Rank() int { return c.rank }
 
@@ -86,6 +93,11 @@ func (c *Comm) Size() int { return c.size }
 
 // String names the communicator, as it appears in errors and reports.
 func (c *Comm) String() string {
+	if c.label != nil {
+		if l := c.label.Load(); l != nil {
+			return *l
+		}
+	}
 	if c.name == "" {
 		return "world"
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
@@ -180,4 +181,40 @@ func TestDeviceConfigErrors(t *testing.T) {
 	if _, err := d.e.Arrive(1, 0, device.Envelope{}, device.Bytes(nil)); !errors.Is(err, comm.ErrAborted) {
 		t.Errorf("arrival in an aborted world: %v", err)
 	}
+}
+
+// A failure note from another process (context 0, the engine's control
+// messages) aborts the world with the failed rank's own error, a
+// PeerFailure that wraps ErrPeerLost; a control message that is not one
+// is refused as malformed.
+func TestDeviceFailureNote(t *testing.T) {
+	d := &engineOf{}
+	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := d.e.Arrive(1, 0, device.Envelope{Tag: 99, Len: 2}, device.Bytes("hi")); !errors.Is(err, comm.ErrArg) {
+		t.Errorf("control message of an unknown kind: %v", err)
+	}
+	if _, err := d.e.Arrive(1, 0, device.Envelope{Tag: 1, Len: 1 << 20}, device.Bytes(make([]byte, 1<<20))); !errors.Is(err, comm.ErrArg) {
+		t.Errorf("failure note of 1 MiB: %v", err)
+	}
+	if err := d.e.Err(); err != nil {
+		t.Fatalf("refused control messages aborted the world: %v", err)
+	}
+	note := "panicked: boom in main.f at main.go:3"
+	if _, err := d.e.Arrive(1, 0, device.Envelope{Tag: 1, Len: len(note)}, device.Bytes(note)); err != nil {
+		t.Fatalf("failure note: %v", err)
+	}
+	err = d.e.Err()
+	var pf *comm.PeerFailure
+	if !errors.As(err, &pf) || pf.Rank != 1 || pf.Msg != note || !errors.Is(err, comm.ErrPeerLost) || !errors.Is(err, comm.ErrAborted) {
+		t.Fatalf("Err after a failure note: %v", err)
+	}
+	if want := "rank 1 failed: " + note; pf.Error() != want {
+		t.Errorf("PeerFailure says %q, want %q", pf.Error(), want)
+	}
+	// A rank's error on a world without other processes tells nobody.
+	w.NotifyFailure(0, "x", time.Second)
 }

@@ -85,9 +85,9 @@ func TestDeadlockReport(t *testing.T) {
 		t.Fatalf("Run = %v, want a report of 3 operations", err)
 	}
 	for _, want := range []string{
-		"rank 0: recv from rank 1 tag 5 on world",
-		"rank 1: send to rank 2 tag 6 (8 bytes) on world",
-		"rank 2: probe any source tag 7 on world",
+		"rank 0: Recv(src=1, tag=5) on world at failure_test.go:",
+		"rank 1: Ssend(dst=2, tag=6, 8 bytes) on world at failure_test.go:",
+		"rank 2: Probe(src=any, tag=7) on world at failure_test.go:",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("report lacks %q:\n%v", want, err)
@@ -105,7 +105,7 @@ func TestDeadlockAfterRankReturns(t *testing.T) {
 		_, err := w.Recv(nil, comm.Byte, 0, 0)
 		return err
 	})
-	if !errors.Is(err, comm.ErrDeadlock) || !strings.Contains(err.Error(), "rank 1: recv from rank 0 tag 0") {
+	if !errors.Is(err, comm.ErrDeadlock) || !strings.Contains(err.Error(), "rank 1: Recv(src=0, tag=0) on world") {
 		t.Fatalf("Run = %v", err)
 	}
 }

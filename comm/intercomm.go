@@ -58,8 +58,8 @@ type Intercomm struct {
 func interContext(a, b uint64) uint64 {
 	lo, hi := min(a, b), max(a, b)
 	x := mix64(lo^mix64(hi^0x6a09e667f3bcc909)) &^ 1
-	if x == worldContext {
-		x += 2
+	if x < reservedContexts { // the world's, and the engine's control messages'
+		x += reservedContexts
 	}
 	return x
 }

@@ -469,8 +469,8 @@ func TestSendFromDeadlock(t *testing.T) {
 		t.Fatalf("Run = %v, want ErrDeadlock", err)
 	}
 	for _, want := range []string{
-		"rank 0: send to rank 1 tag 6 (1048576 bytes) on world",
-		"rank 1: recv from rank 0 tag 5 on world",
+		"rank 0: SendFrom(dst=1, tag=6, 1048576 bytes) on world",
+		"rank 1: RecvInto(src=0, tag=5) on world",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("report lacks %q:\n%v", want, err)

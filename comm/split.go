@@ -24,8 +24,8 @@ const (
 func childContext(parent uint64, seq uint32, color int) uint64 {
 	x := parent ^ mix64(uint64(seq)<<32|uint64(uint32(color)))
 	x = mix64(x) &^ 1
-	if x == worldContext {
-		x += 2
+	if x < reservedContexts { // the world's, and the engine's control messages'
+		x += reservedContexts
 	}
 	return x
 }

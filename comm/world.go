@@ -2,8 +2,6 @@ package comm
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/mpgo/mpgo/comm/device"
@@ -42,18 +40,20 @@ type Config struct {
 	// instead (see the package documentation, Protocols). Zero means
 	// DefaultEagerBuffer; negative is an error.
 	EagerBuffer int
-	// DetectDeadlock enables the deadlock detector.
+	// DetectDeadlock enables the deadlock detector. With a Device, it is
+	// the detector across the job's processes (every process must enable
+	// it; see World.JobDeadlock), which looks every 250ms.
 	DetectDeadlock bool
-	// DetectInterval is how often the detector looks (default 5ms).
+	// DetectInterval is how often the in-process detector looks (default
+	// 5ms).
 	DetectInterval time.Duration
 	// Local lists the world ranks that run in this process (nil: all of
 	// them); the others are reached through Device.
 	Local []int
 	// Device carries messages to the ranks that are not local. Required
 	// when Local leaves ranks out. NewWorld starts it (Device.Start) with
-	// the world's engine; the caller closes it, before the world. The
-	// deadlock detector sees only this process, so it is not run with a
-	// device.
+	// the world's engine; the caller closes it, before the world. With a
+	// device, DetectDeadlock runs the detector across processes.
 	Device device.Device
 	// Process tells which process runs each world rank, numbered as the
 	// device numbers them (required with a Device). Collectives on
@@ -80,6 +80,9 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	}
 	w, err := engine.NewWorld(n, engine.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock,
 		DetectInterval: cfg.DetectInterval, Local: cfg.Local, Device: cfg.Device, Process: cfg.Process, Node: cfg.Node, Observe: obs})
+	if err == nil && cfg.Device != nil && cfg.DetectDeadlock {
+		w.DetectAcross(0, func(r engine.PendingRank) string { return pendingOp(r).Op })
+	}
 	return (*World)(w), err
 }
 
@@ -123,44 +126,3 @@ func (w *World) Close() { w.e().Close() }
 
 // RankDone records that rank's function returned: it will not send again.
 func (w *World) RankDone(rank int) { w.e().RankDone(rank) }
-
-// Deadlock returns the deadlock the detector found, or nil.
-func (w *World) Deadlock() *DeadlockError {
-	d := w.e().Deadlock()
-	if d == nil {
-		return nil
-	}
-	e := &DeadlockError{Pending: make([]PendingOp, len(d.Pending))}
-	for i, p := range d.Pending {
-		e.Pending[i] = PendingOp(p)
-	}
-	return e
-}
-
-// PendingOp is one blocked operation in a deadlock report.
-type PendingOp struct {
-	Rank int    // the rank in the world
-	Op   string // e.g. "recv from rank 1 tag 7 on world"
-}
-
-// DeadlockError reports a deadlock: every live rank was blocked in mpgo with
-// nothing able to progress. It wraps [ErrDeadlock].
-type DeadlockError struct {
-	Pending []PendingOp
-}
-
-func (e *DeadlockError) Error() string {
-	var b strings.Builder
-	b.WriteString("comm: deadlock: every live rank is blocked:")
-	ops := append([]PendingOp(nil), e.Pending...)
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Rank < ops[j].Rank })
-	for _, p := range ops {
-		fmt.Fprintf(&b, "\n  rank %d: %s", p.Rank, p.Op)
-	}
-	return b.String()
-}
-
-// Unwrap returns ErrDeadlock.
-func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
-
-var _ error = (*DeadlockError)(nil)

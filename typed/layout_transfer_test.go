@@ -153,7 +153,8 @@ func TestLayoutDeadlock(t *testing.T) {
 		}
 		return nil
 	})
-	if !errors.Is(err, comm.ErrDeadlock) || !strings.Contains(err.Error(), "rank 0: send to rank 1 tag 3") {
+	if !errors.Is(err, comm.ErrDeadlock) || !strings.Contains(err.Error(), "rank 0: SendLayout(dst=1, tag=3, ") ||
+		!strings.Contains(err.Error(), "rank 1: returned") {
 		t.Fatalf("Run = %v, want ErrDeadlock naming the send", err)
 	}
 }

@@ -6,6 +6,15 @@
 //
 //	semantics  the devicetest semantics suite; every rank prints "rank R of N: ok"
 //	fail       rank 2 returns an error after a barrier (Main aborts the job)
+//	panic      rank 2 panics after a barrier, while the others wait for it
+//	deadlock   a deadlock of the kind -case names (allreduce: the last rank
+//	           skips an Allreduce; ring: every rank receives from the next;
+//	           ssend: every rank Ssends to the next; barrier: rank 1
+//	           probes instead; waitany: every rank waits for two receives
+//	           nobody sends): the job must end with a report
+//	hang       rank 1 sleeps for -busy in its own code while the others wait
+//	           in a receive from it; each prints "rank R hangs" first (for
+//	           the reports on SIGINT and SIGQUIT)
 //	exit       rank 1's process exits abruptly after a barrier, while the
 //	           others wait for it: they must fail with ErrPeerLost
 //	kill       rank 1's process kills itself (SIGKILL) after a barrier
@@ -45,6 +54,7 @@ func main() {
 	only := flag.String("only", "", "bench: measure only mpgo or only raw")
 	eager := flag.Int("eager", 0, "protocol switch in bytes (0: the default)")
 	busy := flag.Duration("busy", 2*time.Second, "compute: how long rank 1 computes")
+	dcase := flag.String("case", "allreduce", "deadlock: which deadlock")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file, suffixed with the process id")
 	flag.Parse()
 	mode := flag.Arg(0)
@@ -87,6 +97,33 @@ func main() {
 				return errors.New("mpcheck: rank 2 fails on purpose")
 			}
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
+			return err
+		}
+	case "panic":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			if w.Rank() == 2 {
+				time.Sleep(100 * time.Millisecond) // the others are waiting by now
+				panic("mpcheck: rank 2 panics on purpose")
+			}
+			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
+			return err
+		}
+	case "deadlock":
+		fn = func(w *comm.Comm) error { return deadlock(w, *dcase) }
+	case "hang":
+		fn = func(w *comm.Comm) error {
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+			fmt.Printf("rank %d hangs\n", w.Rank())
+			if w.Rank() == 1 {
+				time.Sleep(*busy)
+				return nil
+			}
+			_, err := w.Recv(make([]byte, 8), comm.Byte, 1, 0)
 			return err
 		}
 	case "exit", "kill", "stop":
@@ -181,4 +218,44 @@ func compute(d time.Duration) uint64 {
 		}
 	}
 	return x
+}
+
+// deadlock runs the deadlock named c (see the mode deadlock).
+func deadlock(w *comm.Comm, c string) error {
+	me, n := w.Rank(), w.Size()
+	if err := w.Barrier(); err != nil {
+		return err
+	}
+	buf := make([]byte, 8)
+	switch c {
+	case "allreduce":
+		if me == n-1 {
+			_, err := w.Recv(buf, comm.Byte, 0, 7)
+			return err
+		}
+		return w.Allreduce(buf, make([]byte, 8), comm.Byte, func(inout, in []byte) {})
+	case "ring":
+		_, err := w.Recv(buf, comm.Byte, (me+1)%n, 1)
+		return err
+	case "ssend":
+		return w.Ssend(buf, comm.Byte, (me+1)%n, 2)
+	case "barrier":
+		if me == 1 {
+			_, err := w.Probe(comm.AnySource, 3)
+			return err
+		}
+		return w.Barrier()
+	case "waitany":
+		r1, err := w.Irecv(buf, comm.Byte, (me+1)%n, 4)
+		if err != nil {
+			return err
+		}
+		r2, err := w.Irecv(make([]byte, 8), comm.Byte, comm.AnySource, 5)
+		if err != nil {
+			return err
+		}
+		_, _, err = comm.WaitAny(r1, r2)
+		return err
+	}
+	return fmt.Errorf("mpcheck: unknown deadlock %q", c)
 }

@@ -35,6 +35,10 @@ type Config struct {
 	Host string
 	// Observe says what the world records of its run (see comm.Config).
 	Observe comm.Observe
+	// DetectDeadlock runs the deadlock detector across the job's
+	// processes (comm.Config.DetectDeadlock with a device): every process
+	// must set it.
+	DetectDeadlock bool
 }
 
 // Opener opens a backend's device for this process, from the job's
@@ -109,7 +113,7 @@ func Join(kv device.KV, cfg Config, open Opener) (*Job, error) {
 	for i := range ranks {
 		ranks[i] = self*k + i
 	}
-	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, Observe: cfg.Observe, Local: ranks, Device: dev, Process: owner,
+	w, err := comm.NewWorld(procs*k, comm.Config{EagerLimit: cfg.EagerLimit, EagerBuffer: cfg.EagerBuffer, DetectDeadlock: cfg.DetectDeadlock, Observe: cfg.Observe, Local: ranks, Device: dev, Process: owner,
 		Node: func(rank int) int { return nodes[owner(rank)] }})
 	if err != nil {
 		dev.Close()

@@ -58,7 +58,7 @@ func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.asBuf = t, true, true }
 // and starts it. If it cannot start, a pooled r goes back to the pool and
 // the error names the send.
 func (r *Request) StartSend(src, to, peer, tag int, pooled bool) error {
-	r.src, r.tag, r.to, r.peer = src, tag, to, peer
+	r.src, r.tag, r.to, r.peer = src, tag, int32(to), peer
 	if err := r.ep.startSend(r); err != nil {
 		return r.unpost(err, pooled)
 	}
@@ -92,7 +92,7 @@ func (r *Request) unpost(err error, pooled bool) error {
 // (MPI_PROC_NULL, which comm numbers procNull): at once, with an empty
 // status from procNull with AnyTag.
 func (r *Request) Null(t Type, tag, procNull int) {
-	r.typ, r.src, r.tag, r.to, r.peer = t, procNull, tag, procNull, procNull
+	r.typ, r.src, r.tag, r.to, r.peer = t, procNull, tag, int32(procNull), procNull
 	r.complete(Status{Source: procNull, Tag: AnyTag}, nil)
 }
 
@@ -202,8 +202,7 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	}
 	spins := ep.w.running != nil
 	ep.flushDeferred()
-	ep.parks.Add(1)
-	ep.waitOne.Store(r)
+	p := ep.enter(waitRec{one: r})
 	if spins {
 		ep.markRunning(false)
 	}
@@ -211,5 +210,5 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	if spins {
 		ep.markRunning(true)
 	}
-	ep.waitOne.Store(nil)
+	ep.leave(p)
 }

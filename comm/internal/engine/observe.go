@@ -88,7 +88,7 @@ func (r *Request) traceSend(o *trace.Rank, err error, now int64) {
 	if r.from != nil {
 		n = r.fromLen
 	}
-	o.Sent(start, end, r.ctx, r.src, r.to, r.peer, r.tag, n, async, err != nil)
+	o.Sent(start, end, r.ctx, r.src, int(r.to), r.peer, r.tag, n, async, err != nil)
 }
 
 // traceRecv records that receive r matched the message of st (before r

@@ -298,8 +298,10 @@ func (ep *Endpoint) deliver(r *Request, m *msg, now int64) {
 	if m.rdv { // Irecv must not wait for the network (remote.go)
 		w := ep.w
 		w.pulls.Add(1)
+		w.pulling.Add(1) // the receiving rank may park meanwhile: not quiet (distdeadlock.go)
 		go func() {
 			defer w.pulls.Done()
+			defer w.pulling.Add(-1)
 			take(r, m, 0)
 			freeMsg(m)
 		}()

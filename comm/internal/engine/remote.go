@@ -26,7 +26,17 @@ func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
 func (ep *Endpoint) sendRemote(r *Request) error {
 	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Len: len(r.buf), Sync: r.mode == ModeSync}
 	env.Type, env.Fingerprint = r.typ.wire()
-	return ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) { r.complete(Status{}, err) })
+	held := (r.remote.Load()>>1+1)<<1 | 1 // a new generation, held by the device
+	r.remote.Store(held)
+	err := ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) {
+		if r.remote.CompareAndSwap(held, held&^1) { // else a deadlock completed r
+			r.complete(Status{}, err)
+		}
+	})
+	if err == nil {
+		ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
+	}
+	return err
 }
 
 // Arrive implements [device.Engine]: m is matched against dst's posted
@@ -43,6 +53,10 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	if !ok || m == nil || env.Len < 0 {
 		return false, fmt.Errorf("comm: message of element type %d (fingerprint %08x), %d bytes: %w", env.Type, env.Fingerprint, env.Len, ErrArg)
 	}
+	if env.Context == controlContext {
+		return false, w.control(src, typ, env, m)
+	}
+	w.arrived.Add(1) // for the detector across processes (distdeadlock.go)
 	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: typ, fp: env.Fingerprint, remote: m, size: env.Len, rdv: env.Rendezvous}
 	in := &w.eps[dst].inbox
 	rr, err := in.arrive(in.pairOf(src), &mm, nil)
@@ -58,8 +72,10 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	}
 	pulled := mm // mm itself stays on the stack
 	w.pulls.Add(1)
+	w.pulling.Add(1)
 	go func() {
 		defer w.pulls.Done()
+		defer w.pulling.Add(-1)
 		take(rr, &pulled, 0)
 	}()
 	return false, nil
@@ -71,6 +87,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 // in MPI.)
 func (e *engine) PeerFinished(proc int) {
 	w := (*World)(e)
+	w.procFinished(proc)
 	var fail []*Request
 	for r := range w.eps {
 		if !w.isLocal(r) {

@@ -65,7 +65,6 @@ type Request struct {
 	ctx        uint64
 	src        int // receive: requested local source or AnySource; send: sender's local rank
 	tag        int // receive: requested tag or AnyTag
-	to         int // send: destination's rank in the communicator
 	peer       int // world rank of the peer, or AnySource
 	seq        uint64
 	buf        []byte
@@ -97,6 +96,16 @@ type Request struct {
 	// between the completion and the helper running again.
 	quiet atomic.Uint32
 	t0lo  uint32 // start time, low bits (observe.go)
+
+	// remote is, for a send handed to the device, its generation (the
+	// count of the request's sends to other processes) shifted left by
+	// one, with bit 0 set while the device holds it: the device's
+	// completion and a declared deadlock's settle who completes it by
+	// one CAS, and a completion the device makes late, after the request
+	// was recycled, finds another generation (distdeadlock.go).
+	remote atomic.Uint32
+
+	to int32 // send: destination's rank in the communicator (beside remote: Request stays in the 288-byte size class)
 }
 
 // States of Request.quiet.
@@ -206,22 +215,6 @@ func TagStr(t int) string {
 		return "any"
 	}
 	return fmt.Sprint(t)
-}
-
-// describe names a pending operation for a deadlock report.
-func (r *Request) describe() string {
-	cid := "?"
-	if r.owner != nil {
-		cid = r.owner.String()
-	}
-	switch r.kind {
-	case KindSend:
-		return fmt.Sprintf("send to rank %d tag %d (%d bytes) on %s", r.to, r.tag, len(r.buf)+r.fromLen, cid)
-	case KindRecv:
-		return fmt.Sprintf("recv from %s tag %s on %s", RankStr(r.src), TagStr(r.tag), cid)
-	default:
-		return fmt.Sprintf("probe %s tag %s on %s", RankStr(r.src), TagStr(r.tag), cid)
-	}
 }
 
 // Wait blocks until the request completes and returns its status. For a

@@ -48,6 +48,13 @@ type World struct {
 
 	detector chan struct{} // closed by Close to stop the detector
 	stopped  chan struct{}
+
+	// The detector across processes (distdeadlock.go): messages handed to
+	// the device and arrived from it, rendezvous payloads being pulled,
+	// and the detector itself (nil: off).
+	sent, arrived atomic.Uint64
+	pulling       atomic.Int32
+	across        atomic.Pointer[acrossDetector]
 }
 
 const (
@@ -88,12 +95,12 @@ type Endpoint struct {
 	// parks counts the times a goroutine of this rank parked; waiting is
 	// what it is parked on (nil while running). The deadlock detector reads
 	// both; see detect.
-	parks    atomic.Uint64
-	waitOne  atomic.Pointer[Request]
-	waitMany atomic.Pointer[waitRec]
-	done     atomic.Bool // the rank's function returned
-	obs      *trace.Rank // the engine's hooks record here (observe.go); nil: no timeline, no counters
-	rec      *trace.Rank // what the world records of this rank, for comm; nil: nothing
+	parks  atomic.Uint64
+	pmu    sync.Mutex  // guards parked
+	parked []*parkRec  // the goroutines of this rank parked now (parked.go)
+	done   atomic.Bool // the rank's function returned
+	obs    *trace.Rank // the engine's hooks record here (observe.go); nil: no timeline, no counters
+	rec    *trace.Rank // what the world records of this rank, for comm; nil: nothing
 
 	// spare caches one pooled request for this rank's next blocking call:
 	// an atomic swap on the rank's own cache line is cheaper than a
@@ -350,6 +357,9 @@ func (w *World) Close() {
 	w.workers.Wait()
 	w.pulls.Wait()
 	w.copiers.Wait()
+	if d := w.across.Load(); d != nil {
+		d.stop()
+	}
 	if w.detector != nil {
 		close(w.detector)
 		<-w.stopped
@@ -374,13 +384,22 @@ func regionFor(eagerLimit int) int {
 func (w *World) RankDone(rank int) {
 	w.eps[rank].done.Store(true)
 	w.eps[rank].markRunning(false)
+	if d := w.across.Load(); d != nil {
+		d.rankDone()
+	}
 }
 
-// Deadlock returns the deadlock the detector found, or nil.
+// Deadlock returns the deadlock the detector found, or nil. The first
+// call waits, up to a second, for the goroutines it failed to say where
+// they were called (ResolveSites): call it once the ranks returned.
 func (w *World) Deadlock() *DeadlockError {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.deadlock
+	d := w.deadlock
+	w.mu.Unlock()
+	if d != nil {
+		d.resolve.Do(func() { ResolveSites(d.Ranks, time.Second) })
+	}
+	return d
 }
 
 // sweep removes everything from every queue and fails the requests with
@@ -437,19 +456,18 @@ func (ep *Endpoint) retract(r *Request, err error) bool {
 	return true
 }
 
-// park blocks the calling goroutine of this rank on e, recording wr for the
-// deadlock detector.
+// park blocks the calling goroutine of this rank on r, registered for
+// the deadlock detector.
 func (ep *Endpoint) park(r *Request) {
 	if ep.drive(r) {
 		return // fired without a sleeper
 	}
 	ep.flushDeferred()
-	ep.parks.Add(1)
-	ep.waitOne.Store(r)
+	p := ep.enter(waitRec{one: r})
 	ep.markRunning(false)
 	ep.sleepObserved(&r.ev)
 	ep.markRunning(true)
-	ep.waitOne.Store(nil)
+	ep.leave(p)
 }
 
 // parkChan is park for a wait on several requests (WaitAny).
@@ -458,141 +476,9 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 		return
 	}
 	ep.flushDeferred()
-	ep.parks.Add(1)
-	ep.waitMany.Store(wr)
+	p := ep.enter(*wr)
 	ep.markRunning(false)
 	ep.waitObserved(c)
 	ep.markRunning(true)
-	ep.waitMany.Store(nil)
-}
-
-// detect runs the deadlock detector until Close: a world is deadlocked when
-// every live rank stays parked on an incomplete operation over two
-// consecutive looks at the same park (its parks counter unchanged). All
-// wake-ups come from completions, and a rank parks only on an incomplete
-// operation, so at the instant between the two looks no rank was running
-// and none could complete another's operation.
-func (w *World) detect(every time.Duration) {
-	defer close(w.stopped)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	prev := make([]look, len(w.eps))
-	cur := make([]look, len(w.eps))
-	havePrev := false
-	for {
-		select {
-		case <-w.detector:
-			return
-		case <-t.C:
-		}
-		if w.state.Load() != stateRunning {
-			havePrev = false
-			continue
-		}
-		all, live := true, 0
-		for i := range w.eps {
-			ep := &w.eps[i]
-			if ep.done.Load() {
-				cur[i] = look{}
-				continue
-			}
-			live++
-			p := ep.parks.Load()
-			wr := waitRec{one: ep.waitOne.Load()}
-			if m := ep.waitMany.Load(); m != nil {
-				wr.many = m.many
-			}
-			if wr.one == nil && wr.many == nil || ep.parks.Load() != p || wr.done() || ep.helpers.Load() > 0 {
-				all = false
-				break
-			}
-			cur[i] = look{p, wr.one, wr.many}
-		}
-		if !all || live == 0 {
-			havePrev = false
-			continue
-		}
-		if !havePrev || !sameLooks(prev, cur) {
-			prev, cur = cur, prev
-			havePrev = true
-			continue
-		}
-		w.declareDeadlock(cur)
-		havePrev = false
-	}
-}
-
-// look is what the detector saw of one rank.
-type look struct {
-	parks uint64
-	one   *Request
-	many  []*Request
-}
-
-// sameLooks reports whether two looks saw the same parks (the parks
-// counter identifies a park; the pointers are compared for safety).
-func sameLooks(a, b []look) bool {
-	for i := range a {
-		if a[i].parks != b[i].parks || a[i].one != b[i].one || len(a[i].many) != len(b[i].many) {
-			return false
-		}
-	}
-	return true
-}
-
-// declareDeadlock fails the operations the ranks are parked on with
-// ErrDeadlock and records the report.
-//
-// w.mu keeps an abort's sweep out until the operations are out of their
-// queues: every rank is still parked while they are described and
-// unqueued, so none of them can have been completed and recycled. Only
-// then are they completed: a rank that wakes may go on and reuse its
-// requests.
-func (w *World) declareDeadlock(looks []look) {
-	w.mu.Lock()
-	if w.state.Load() != stateRunning {
-		w.mu.Unlock()
-		return // an abort came first and completes everything
-	}
-	for i, l := range looks {
-		if l.one == nil && l.many == nil {
-			continue
-		}
-		if w.eps[i].parks.Load() != l.parks {
-			w.mu.Unlock()
-			return // woken meanwhile after all
-		}
-	}
-	d := &DeadlockError{}
-	var fail []*Request
-	for i, l := range looks {
-		wr := waitRec{one: l.one, many: l.many}
-		wr.each(func(r *Request) {
-			if r.done() || r.in == nil || !r.in.unqueue(r) {
-				return
-			}
-			d.Pending = append(d.Pending, PendingOp{Rank: i, Op: r.describe()})
-			fail = append(fail, r)
-		})
-	}
-	if w.deadlock == nil {
-		w.deadlock = d
-	}
-	w.mu.Unlock()
-	for _, r := range fail {
-		r.complete(Status{}, ErrDeadlock)
-	}
-}
-
-// PendingOp is one blocked operation in a deadlock report (comm.PendingOp
-// has the same fields).
-type PendingOp struct {
-	Rank int
-	Op   string
-}
-
-// DeadlockError is the detector's report: the operations it failed with
-// ErrDeadlock (comm.DeadlockError is the users' error).
-type DeadlockError struct {
-	Pending []PendingOp
+	ep.leave(p)
 }
