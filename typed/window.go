@@ -288,6 +288,7 @@ func (w *Window[T]) Size() int { return w.n }
 // wrapping [comm.ErrEpoch] and the window stays usable; later calls on a
 // freed window fail with [comm.ErrClosed].
 func (w *Window[T]) Free() error {
+	w.edge()
 	if err := w.ep.closing(); err != nil {
 		return fmt.Errorf("typed: Window.Free: %w", err)
 	}

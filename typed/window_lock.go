@@ -102,6 +102,7 @@ func (w *Window[T]) Lock(target int, exclusive bool) error {
 		m = lockExclusive
 	}
 	w.ep.endLock(target, m)
+	w.edge()
 	return nil
 }
 
@@ -131,6 +132,7 @@ func (w *Window[T]) release(target int) error {
 // target and at the origin, and visible to whoever locks target next. An
 // Unlock without a Lock fails with [comm.ErrEpoch].
 func (w *Window[T]) Unlock(target int) error {
+	w.edge()
 	if err := w.checkRank("Unlock", target); err != nil {
 		return err
 	}
@@ -161,11 +163,13 @@ func (w *Window[T]) LockAll() error {
 		}
 	}
 	w.ep.endLockAll(true)
+	w.edge()
 	return nil
 }
 
 // UnlockAll ends the epoch of [Window.LockAll] (MPI_Win_unlock_all).
 func (w *Window[T]) UnlockAll() error {
+	w.edge()
 	if err := w.ep.unlockAll(); err != nil {
 		return fmt.Errorf("typed: Window.UnlockAll: %w", err)
 	}
@@ -216,6 +220,7 @@ func (w *Window[T]) flush(op string, target int) error {
 			return fmt.Errorf("typed: Window.%s: %w", op, err)
 		}
 	}
+	w.edge()
 	return nil
 }
 
@@ -225,6 +230,8 @@ func (w *Window[T]) flush(op string, target int) error {
 // after it. The first Fence opens the first epoch. A Fence while this rank
 // holds a lock or has a Start or Post open fails with [comm.ErrEpoch].
 func (w *Window[T]) Fence() error {
+	w.edge()
+	defer w.edge()
 	if err := w.ep.fenced(); err != nil {
 		return fmt.Errorf("typed: Window.Fence: %w", err)
 	}

@@ -66,12 +66,14 @@ func TestWindowUnderMPIExec(t *testing.T) {
 		np   int
 	}
 	jobs := []job{
-		{"tcp/4x1", nil, 4},
-		{"tcp/2x2", []string{"MPGO_RANKS_PER_PROC=2"}, 2},
+		{"shm/4x1", nil, 4}, // processes of one host: the shared-memory device, by default
+		{"shm/2x2", []string{"MPGO_RANKS_PER_PROC=2"}, 2},
+		{"tcp/4x1", []string{"MPGO_SHM=0"}, 4},
+		{"tcp/2x2", []string{"MPGO_SHM=0", "MPGO_RANKS_PER_PROC=2"}, 2},
 	}
 	if rdmaBuilt {
 		for _, p := range []string{"tcp", "shm"} {
-			jobs = append(jobs, job{"rdma-" + p + "/4x1", []string{"MPGO_BACKEND=rdma", "FI_PROVIDER=" + p}, 4})
+			jobs = append(jobs, job{"rdma-" + p + "/4x1", []string{"MPGO_SHM=0", "MPGO_BACKEND=rdma", "FI_PROVIDER=" + p}, 4})
 		}
 	}
 	for _, j := range jobs {

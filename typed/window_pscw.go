@@ -20,6 +20,7 @@ import (
 // origins, a group of the window's ranks (MPI_Win_post): each may access
 // it between its [Window.Start] and [Window.Complete]. It does not wait.
 func (w *Window[T]) Post(origins comm.Group) error {
+	w.edge()
 	rs, err := w.groupRanks("Post", origins)
 	if err != nil {
 		return err
@@ -48,6 +49,7 @@ func (w *Window[T]) Wait() error {
 			return fmt.Errorf("typed: Window.Wait for rank %d: %w", r, err)
 		}
 	}
+	w.edge()
 	return nil
 }
 
