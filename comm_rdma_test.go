@@ -76,8 +76,13 @@ func TestFabricUnderMPIExec(t *testing.T) {
 			if code == 0 || !strings.Contains(out, "rank 2 fails on purpose") {
 				t.Fatalf("exit status %d:\n%s", code, out)
 			}
-			if !strings.Contains(out, "peer process lost") {
-				t.Errorf("the others did not learn of the abort:\n%s", out)
+			// Each other process learns the failed rank's own error, once
+			// (comm.PeerFailure), as over TCP and shared memory.
+			if n := strings.Count(out, "rank 2 failed: mpcheck: rank 2 fails on purpose"); n != 3 {
+				t.Errorf("%d of the 3 other processes reported rank 2's error:\n%s", n, out)
+			}
+			if strings.Contains(out, "peer process lost") {
+				t.Errorf("a chain of consequences instead of the cause:\n%s", out)
 			}
 		})
 		t.Run(prov+"/exit", func(t *testing.T) { // a process vanishes: the job ends, no hang
