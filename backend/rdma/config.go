@@ -43,6 +43,7 @@ type Stats struct {
 	Injected       int64 // frames sent by fi_inject (no send completion)
 	Batched        int64 // eager messages sent in a batch with others (a burst to one process)
 	RankReaped     int64 // completions reaped by a waiting rank (rather than the progress goroutine)
+	OneSided       int64 // one-sided operations (chunks of writes, reads, atomics) posted for windows
 	LoopReaped     int64 // completions reaped by the progress goroutine
 	// Rejected counts the frames dropped unread because they do not come
 	// from a process of the job: without its token, from an address that

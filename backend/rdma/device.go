@@ -215,6 +215,7 @@ type Device struct {
 
 	peers []fabricPeer // by process
 	cache regCache
+	rma   rmaState // one-sided operations (onesided.go)
 
 	mu          sync.Mutex // guards sends, pulls and pullsClosed
 	sends       map[uint64]*rndzSend
@@ -332,6 +333,7 @@ func (d *Device) free() {
 	d.slabGone = true
 	d.slabMu.Unlock()
 	d.cache.closeAll()
+	d.freeRMA()
 	d.mr.Close()
 	d.ep.Close()
 	if d.slab != nil {
@@ -456,7 +458,7 @@ func (d *Device) Stats() Stats {
 		RndzMessages: s.rndzMsgs.Load(), RndzWritten: s.rndzWritten.Load(), RndzCopied: s.rndzCopied.Load(),
 		Registrations: s.regs.Load(), RegCacheHits: s.hits.Load(), ReorderedHolds: s.holds.Load(),
 		Injected: s.injected.Load(), RankReaped: s.rankReaped.Load(), LoopReaped: s.loopReaped.Load(),
-		Batched: s.batched.Load(), Rejected: s.rejected.Load()}
+		Batched: s.batched.Load(), Rejected: s.rejected.Load(), OneSided: d.rma.posted.Load()}
 }
 
 // header is a decoded message header.

@@ -265,6 +265,8 @@ func (d *Device) complete(c *fabric.Completion) {
 			d.control(rs.proc, header{kind: kindEnd, from: uint32(d.self), id: rs.rid})
 		}
 		d.finishSend(rs, nil)
+	case opRMA:
+		d.rmaComplete(idx, c.Err)
 	default:
 		if c.Err != nil && !d.stop.Load() {
 			d.lost(-1, fmt.Errorf("comm: fabric: %w", c.Err))
@@ -504,6 +506,7 @@ func (d *Device) failProc(proc int, err error) {
 		for s := range d.loans {
 			d.finishLent(s, err)
 		}
+		d.failRMA(err)
 	}
 }
 

@@ -482,3 +482,13 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	ep.markRunning(true)
 	ep.leave(p)
 }
+
+// OneSided returns the world's device as a [device.OneSided], and its
+// progressor (nil when it has none), when it offers one-sided operations.
+func (w *World) OneSided() (device.OneSided, device.Progressor) {
+	os, _ := w.dev.(device.OneSided)
+	if os == nil {
+		return nil, nil
+	}
+	return os, w.progress
+}

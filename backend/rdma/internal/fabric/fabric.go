@@ -13,6 +13,7 @@ package fabric
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 
 // mp_ctx is an operation's context: the fi_context2 scratch space that
 // providers with FI_CONTEXT/FI_CONTEXT2 mode use, then the caller's id.
@@ -38,10 +39,10 @@ typedef struct {
 // in domain_attr->mr_mode is what the program acts on.
 #define MP_MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
-static int mp_getinfo(const char *prov, const char *dom, int safe, int source, size_t inject, struct fi_info **out) {
+static int mp_getinfo(const char *prov, const char *dom, int safe, int source, int atomic, size_t inject, struct fi_info **out) {
 	struct fi_info *hints = fi_allocinfo();
 	if (!hints) return -FI_ENOMEM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | (source ? FI_SOURCE : 0);
+	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | (source ? FI_SOURCE : 0) | (atomic ? FI_ATOMIC : 0);
 	hints->mode = FI_CONTEXT | FI_CONTEXT2;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = MP_MR_MODES;
@@ -159,6 +160,56 @@ static ssize_t mp_write(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t d
 		.rma_iov = &rma, .rma_iov_count = 1, .context = mp_ctx_at(e, slot, id),
 	};
 	return fi_writemsg(e->ep, &msg, FI_COMPLETION | flags);
+}
+
+static ssize_t mp_read(mp_ep *e, void *buf, size_t len, void *desc, fi_addr_t src,
+		uint64_t raddr, uint64_t key, uint32_t slot, uint64_t id) {
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_rma_iov rma = { .addr = raddr, .len = len, .key = key };
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = src,
+		.rma_iov = &rma, .rma_iov_count = 1, .context = mp_ctx_at(e, slot, id),
+	};
+	return fi_readmsg(e->ep, &msg, FI_COMPLETION);
+}
+
+// The kinds of atomic operation: plain (fi_atomicmsg), fetching
+// (fi_fetch_atomicmsg) and comparing (fi_compare_atomicmsg).
+enum { MP_ATOMIC = 0, MP_FETCH = 1, MP_COMPARE = 2 };
+
+// mp_atomic posts an atomic operation of kind on count elements of type
+// dt at raddr: buf holds the operands, cmp the compare values
+// (MP_COMPARE), res receives the old values (MP_FETCH, MP_COMPARE). All
+// three lie in the region whose descriptor is desc.
+static ssize_t mp_atomic(mp_ep *e, int kind, int dt, int op, void *buf, void *cmp, void *res, size_t count, void *desc,
+		fi_addr_t dest, uint64_t raddr, uint64_t key, uint64_t flags, uint32_t slot, uint64_t id) {
+	struct fi_ioc ioc = { .addr = buf, .count = count };
+	struct fi_rma_ioc rma = { .addr = raddr, .count = count, .key = key };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .desc = &desc, .iov_count = 1, .addr = dest, .rma_iov = &rma, .rma_iov_count = 1,
+		.datatype = (enum fi_datatype)dt, .op = (enum fi_op)op, .context = mp_ctx_at(e, slot, id),
+	};
+	struct fi_ioc r = { .addr = res, .count = count }, c = { .addr = cmp, .count = count };
+	switch (kind) {
+	case MP_FETCH:
+		return fi_fetch_atomicmsg(e->ep, &msg, &r, &desc, 1, FI_COMPLETION | flags);
+	case MP_COMPARE:
+		return fi_compare_atomicmsg(e->ep, &msg, &c, &desc, 1, &r, &desc, 1, FI_COMPLETION | flags);
+	}
+	return fi_atomicmsg(e->ep, &msg, FI_COMPLETION | flags);
+}
+
+// mp_atomicvalid reports (0) whether the endpoint does op on dt as kind,
+// and how many elements one operation takes.
+static int mp_atomicvalid(mp_ep *e, int kind, int dt, int op, size_t *count) {
+	if (!(e->info->caps & FI_ATOMIC)) return -FI_EOPNOTSUPP;
+	switch (kind) {
+	case MP_FETCH:
+		return fi_fetch_atomicvalid(e->ep, (enum fi_datatype)dt, (enum fi_op)op, count);
+	case MP_COMPARE:
+		return fi_compare_atomicvalid(e->ep, (enum fi_datatype)dt, (enum fi_op)op, count);
+	}
+	return fi_atomicvalid(e->ep, (enum fi_datatype)dt, (enum fi_op)op, count);
 }
 
 // mp_poll reads up to max completions: their slots, lengths, flags and,
@@ -426,6 +477,8 @@ const (
 	AccessRecv        Access = C.FI_RECV
 	AccessWrite       Access = C.FI_WRITE
 	AccessRemoteWrite Access = C.FI_REMOTE_WRITE
+	AccessRead        Access = C.FI_READ
+	AccessRemoteRead  Access = C.FI_REMOTE_READ
 )
 
 // Op is the kind of a completed operation.
@@ -436,13 +489,15 @@ const (
 	OpSend Op = iota + 1
 	OpRecv
 	OpWrite
+	OpRead
+	OpAtomic
 )
 
 // Completion is one completed operation.
 type Completion struct {
 	ID  uint64 // the id the operation was posted with
 	Len int    // received bytes (OpRecv)
-	Op  Op     // OpSend, OpRecv, OpWrite; zero for an error with no context
+	Op  Op     // OpSend, OpRecv, OpWrite, OpRead, OpAtomic; zero for an error with no context
 	Err error  // non-nil: the operation failed (an *Error)
 	// Src is the sender of a received message (OpRecv, no Err) when the
 	// endpoint has [Info.Source]: its address in the address vector, or
@@ -489,11 +544,15 @@ func Open(cfg Config) (*Endpoint, error) {
 	}
 	// With FI_SOURCE where the provider has it, and thread safe where it
 	// is (otherwise the package serializes calls itself).
+	// With FI_ATOMIC where the provider offers it, which net (libfabric
+	// 1.17) accepts and then validates no operation of ([Endpoint.Atomics]).
 	getinfo := func(inject int) (list *C.struct_fi_info, rc C.int) {
-		for _, source := range [...]C.int{1, 0} {
-			for _, safe := range [...]C.int{1, 0} {
-				if rc = C.mp_getinfo(prov, dom, safe, source, C.size_t(inject), &list); rc != -C.FI_ENODATA {
-					return list, rc
+		for _, atomic := range [...]C.int{1, 0} {
+			for _, source := range [...]C.int{1, 0} {
+				for _, safe := range [...]C.int{1, 0} {
+					if rc = C.mp_getinfo(prov, dom, safe, source, atomic, C.size_t(inject), &list); rc != -C.FI_ENODATA {
+						return list, rc
+					}
 				}
 			}
 		}
@@ -1040,4 +1099,105 @@ func (m *MR) Close() error {
 	rc := C.mp_mr_close(m.mr)
 	m.mr = nil
 	return errOf("fi_close(mr)", C.ssize_t(rc))
+}
+
+// Read posts an RMA read of len(b) bytes from src's registered memory at
+// raddr with key into b (fi_readmsg); b must stay valid (off the Go heap,
+// or pinned) until the completion with id is polled, after which it holds
+// the data.
+func (e *Endpoint) Read(src Addr, b []byte, desc *MR, raddr, key uint64, id uint64) error {
+	return e.post(OpRead, "fi_readmsg", func(s C.uint32_t) C.ssize_t {
+		return C.mp_read(e.c, ptr(b), C.size_t(len(b)), desc.descPtr(), C.fi_addr_t(src),
+			C.uint64_t(raddr), C.uint64_t(key), s, C.uint64_t(id))
+	})
+}
+
+// AtomicKind is the kind of an atomic operation.
+type AtomicKind int
+
+// Atomic kinds.
+const (
+	AtomicPlain   AtomicKind = C.MP_ATOMIC  // fi_atomic: target = op(target, operand)
+	AtomicFetch   AtomicKind = C.MP_FETCH   // fi_fetch_atomic: and the old value back
+	AtomicCompare AtomicKind = C.MP_COMPARE // fi_compare_atomic: op is a comparison
+)
+
+// Datatype is an element type of atomic operations (enum fi_datatype).
+type Datatype int
+
+// Datatypes.
+const (
+	Int8       Datatype = C.FI_INT8
+	Uint8      Datatype = C.FI_UINT8
+	Int16      Datatype = C.FI_INT16
+	Uint16     Datatype = C.FI_UINT16
+	Int32      Datatype = C.FI_INT32
+	Uint32     Datatype = C.FI_UINT32
+	Int64      Datatype = C.FI_INT64
+	Uint64     Datatype = C.FI_UINT64
+	Float32    Datatype = C.FI_FLOAT
+	Float64    Datatype = C.FI_DOUBLE
+	Complex64  Datatype = C.FI_FLOAT_COMPLEX
+	Complex128 Datatype = C.FI_DOUBLE_COMPLEX
+)
+
+// AtomicOp is an operation of atomics (enum fi_op).
+type AtomicOp int
+
+// Atomic operations.
+const (
+	AtomicMin   AtomicOp = C.FI_MIN
+	AtomicMax   AtomicOp = C.FI_MAX
+	AtomicSum   AtomicOp = C.FI_SUM
+	AtomicProd  AtomicOp = C.FI_PROD
+	AtomicLOr   AtomicOp = C.FI_LOR
+	AtomicLAnd  AtomicOp = C.FI_LAND
+	AtomicBOr   AtomicOp = C.FI_BOR
+	AtomicBAnd  AtomicOp = C.FI_BAND
+	AtomicLXor  AtomicOp = C.FI_LXOR
+	AtomicBXor  AtomicOp = C.FI_BXOR
+	AtomicRead  AtomicOp = C.FI_ATOMIC_READ
+	AtomicWrite AtomicOp = C.FI_ATOMIC_WRITE
+	AtomicCSwap AtomicOp = C.FI_CSWAP
+)
+
+// Atomics reports whether the endpoint does op on elements of dt as an
+// atomic operation of kind (fi_atomicvalid, fi_fetch_atomicvalid,
+// fi_compare_atomicvalid), and how many elements one operation may take
+// at most. An endpoint whose provider did not grant FI_ATOMIC does none.
+func (e *Endpoint) Atomics(kind AtomicKind, dt Datatype, op AtomicOp) (count int, ok bool) {
+	if e.enter() != nil {
+		return 0, false
+	}
+	defer e.leave()
+	var n C.size_t
+	if C.mp_atomicvalid(e.c, C.int(kind), C.int(dt), C.int(op), &n) != 0 || n == 0 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// Atomic posts an atomic operation of kind with op on count elements of
+// dt in dst's registered memory at raddr with key: operand holds the
+// operands (ignored by [AtomicRead]), compare the values to compare with
+// ([AtomicCompare]), result receives the elements as they were
+// ([AtomicFetch], [AtomicCompare]); each holds count elements, all lie in
+// region desc (needed when the mode has [MRLocal]) and must stay valid
+// until the completion with id is polled. With delivery set, the
+// completion of a plain operation means it was applied at the target
+// (FI_DELIVERY_COMPLETE). The caller checks the operation with
+// [Endpoint.Atomics] first.
+func (e *Endpoint) Atomic(kind AtomicKind, dst Addr, dt Datatype, op AtomicOp, operand, compare, result []byte, count int,
+	desc *MR, raddr, key uint64, delivery bool, id uint64) error {
+	if count <= 0 || (kind != AtomicPlain && len(result) == 0) || (kind == AtomicCompare && len(compare) == 0) {
+		return fmt.Errorf("fabric: atomic of kind %d on %d elements: %w", kind, count, ErrArg)
+	}
+	var flags C.uint64_t
+	if delivery && kind == AtomicPlain {
+		flags = C.FI_DELIVERY_COMPLETE
+	}
+	return e.post(OpAtomic, "fi_atomicmsg", func(s C.uint32_t) C.ssize_t {
+		return C.mp_atomic(e.c, C.int(kind), C.int(dt), C.int(op), ptr(operand), ptr(compare), ptr(result), C.size_t(count),
+			desc.descPtr(), C.fi_addr_t(dst), C.uint64_t(raddr), C.uint64_t(key), flags, s, C.uint64_t(id))
+	})
 }
