@@ -305,6 +305,11 @@ func (w *Window[T]) Free() error {
 	var err error
 	if w.rm != nil {
 		err = w.rm.ep.Close()
+		if fp := w.rm.fab; fp != nil {
+			if e := fp.close(); err == nil {
+				err = e
+			}
+		}
 	}
 	if w.mem != nil {
 		if e := unmapMem(w.mem); err == nil {

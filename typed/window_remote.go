@@ -26,14 +26,20 @@ import (
 // between goroutine ranks. Handlers apply accumulates with the same
 // element-wise atomic code as goroutine ranks, so the target's own
 // accumulates (which go through its handlers too) are atomic with the
-// others'. The RDMA backend's windows run on these messages as well: it
-// offers no one-sided fabric operations to the engine yet.
+// others'. Over a device with one-sided operations (the RDMA backend),
+// the data path leaves the handlers (window_fabric.go): only the
+// synchronisation stays here.
 
 // remote is a window's state for ranks in other processes.
 type remote[T any] struct {
 	ep                               *am.Endpoint
 	put, get, acc, cas, lock, unlock *am.Handler[[]byte, []byte]
-	sizes                            []int // every rank's part, in elements
+	sizes                            []int       // every rank's part, in elements
+	fab                              *fabricPath // the one-sided path; nil: data through the handlers too
+
+	// served counts the data requests (put, get, acc, cas) this rank's
+	// handlers ran: none on the one-sided path.
+	served atomic.Int64
 
 	mu      sync.Mutex                   // guards pending
 	pending map[int][]*am.Future[[]byte] // Puts and Accumulates not yet known complete, by target
@@ -118,6 +124,10 @@ func (w *Window[T]) shareRemote(base []T, op string, shared bool) error {
 		_ = ep.Close()
 		return fmt.Errorf("typed: %s: %w", op, err)
 	}
+	if err := w.setupFabric(base, op); err != nil {
+		_ = ep.Close()
+		return err
+	}
 	return nil
 }
 
@@ -146,6 +156,7 @@ func (w *Window[T]) mine(disp, n int) ([]byte, error) {
 }
 
 func (w *Window[T]) servePut(from int, req []byte) ([]byte, error) {
+	w.rm.served.Add(1)
 	w.edge()
 	defer w.edge()
 	disp, _, _, _, data, err := parse(req)
@@ -161,6 +172,7 @@ func (w *Window[T]) servePut(from int, req []byte) ([]byte, error) {
 }
 
 func (w *Window[T]) serveGet(from int, req []byte) ([]byte, error) {
+	w.rm.served.Add(1)
 	w.edge()
 	defer w.edge()
 	disp, _, _, count, _, err := parse(req)
@@ -175,6 +187,7 @@ func (w *Window[T]) serveGet(from int, req []byte) ([]byte, error) {
 }
 
 func (w *Window[T]) serveAcc(from int, req []byte) ([]byte, error) {
+	w.rm.served.Add(1)
 	w.edge()
 	defer w.edge()
 	disp, code, fetch, _, data, err := parse(req)
@@ -203,6 +216,7 @@ func (w *Window[T]) serveAcc(from int, req []byte) ([]byte, error) {
 }
 
 func (w *Window[T]) serveCAS(from int, req []byte) ([]byte, error) {
+	w.rm.served.Add(1)
 	w.edge()
 	defer w.edge()
 	disp, _, _, _, data, err := parse(req)
@@ -263,6 +277,10 @@ func (rm *remote[T]) call(h *am.Handler[[]byte, []byte], target int, req []byte)
 // flush waits for the operations issued to target (< 0: to every rank)
 // and returns the first error among them.
 func (rm *remote[T]) flush(target int) error {
+	var first error
+	if rm.fab != nil {
+		first = rm.fab.flush(target)
+	}
 	rm.mu.Lock()
 	var fs []*am.Future[[]byte]
 	if target >= 0 {
@@ -275,7 +293,6 @@ func (rm *remote[T]) flush(target int) error {
 		}
 	}
 	rm.mu.Unlock()
-	var first error
 	for _, f := range fs {
 		if _, err := f.Wait(); err != nil && first == nil {
 			first = err
@@ -292,11 +309,17 @@ func (rm *remote[T]) wait(h *am.Handler[[]byte, []byte], target int, req []byte)
 // Origin side of each operation; the range and the epoch are checked.
 
 func (w *Window[T]) remotePut(src []T, target, disp int) error {
+	if w.rm.fab != nil {
+		return w.rm.fab.put(bytesOf(src), target, disp)
+	}
 	w.rm.call(w.rm.put, target, request(disp, opUser, false, 0, bytesOf(src)))
 	return nil
 }
 
 func (w *Window[T]) remoteGet(dst []T, target, disp int) error {
+	if w.rm.fab != nil {
+		return w.rm.fab.get(bytesOf(dst), target, disp)
+	}
 	b, err := w.rm.wait(w.rm.get, target, request(disp, opUser, false, len(dst), nil))
 	if err != nil {
 		return err
@@ -322,6 +345,13 @@ func (w *Window[T]) remoteAccumulate(src, result []T, target, disp int, op Op[T]
 	if err != nil {
 		return err
 	}
+	if fp := w.rm.fab; fp != nil && fp.atomics {
+		var res []byte
+		if result != nil {
+			res = bytesOf(result)
+		}
+		return fp.accumulate(bytesOf(src), res, target, disp, code)
+	}
 	req := request(disp, code, result != nil, 0, bytesOf(src))
 	if result == nil {
 		w.rm.call(w.rm.acc, target, req)
@@ -340,6 +370,10 @@ func (w *Window[T]) remoteAccumulate(src, result []T, target, disp int, op Op[T]
 
 func (w *Window[T]) remoteCAS(compare, value T, target, disp int) (T, error) {
 	var old T
+	if fp := w.rm.fab; fp != nil && fp.atomics {
+		err := fp.compareAndSwap(bytesOfOne(&compare), bytesOfOne(&value), bytesOfOne(&old), target, disp)
+		return old, err
+	}
 	b, err := w.rm.wait(w.rm.cas, target, request(disp, opUser, true, 1, bytesOf([]T{compare, value})))
 	if err != nil {
 		return old, err
