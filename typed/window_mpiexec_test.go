@@ -35,6 +35,7 @@ func windowJobMain() int {
 		casMutex,
 		passiveBusy,
 		pscwRing,
+		passiveTarget(jobWindowPath()),
 	}
 	err := mpgo.Join(func(c *comm.Comm) error {
 		for i, body := range bodies {
@@ -50,6 +51,21 @@ func windowJobMain() int {
 		return 1
 	}
 	return 0
+}
+
+// jobWindowPath is the path windows take in a process of the job, as its
+// environment says: one-sided over the RDMA backend (with the provider's
+// atomics, except over net, which has none, and shm, whose are unsound),
+// unless MPGO_WINDOW_PATH=am forces the handlers, which every other
+// backend uses.
+func jobWindowPath() string {
+	switch {
+	case os.Getenv("MPGO_BACKEND") != "rdma" || os.Getenv(typed.WindowPathEnv) == "am":
+		return "am"
+	case os.Getenv("FI_PROVIDER") == "net" || os.Getenv("FI_PROVIDER") == "shm":
+		return "fabric" // no atomics: none on net, unsound ones on shm (backend/rdma's atomicsSound)
+	}
+	return "fabric+atomics"
 }
 
 func TestWindowUnderMPIExec(t *testing.T) {
@@ -72,9 +88,11 @@ func TestWindowUnderMPIExec(t *testing.T) {
 		{"tcp/2x2", []string{"MPGO_SHM=0", "MPGO_RANKS_PER_PROC=2"}, 2},
 	}
 	if rdmaBuilt {
-		for _, p := range []string{"tcp", "shm"} {
+		for _, p := range []string{"tcp", "shm", "net"} {
 			jobs = append(jobs, job{"rdma-" + p + "/4x1", []string{"MPGO_SHM=0", "MPGO_BACKEND=rdma", "FI_PROVIDER=" + p}, 4})
 		}
+		// The handlers' path over the same backend, for comparison.
+		jobs = append(jobs, job{"rdma-tcp-am/4x1", []string{"MPGO_SHM=0", "MPGO_BACKEND=rdma", "FI_PROVIDER=tcp", typed.WindowPathEnv + "=am"}, 4})
 	}
 	for _, j := range jobs {
 		t.Run(j.name, func(t *testing.T) {
