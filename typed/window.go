@@ -71,7 +71,23 @@ import (
 // passive target needs no call of the target's there either. Put and the
 // accumulates return once their request is sent (the origin's data is
 // copied into it); the end of the epoch, or a Flush, waits for the
-// target's acknowledgements. The ops of accumulates then travel by name:
+// target's acknowledgements.
+//
+// Over a device with one-sided operations ([comm.Comm.OneSided]: the RDMA
+// backend) no handler runs for the data either: each rank's part is
+// registered with the device when the window is made (a part of Go memory
+// is pinned for the window's life), Put and Get are the fabric's RMA
+// writes and reads, and the accumulates are its atomics where the
+// provider does every accumulate typed defines on T atomically (integers
+// and floats over tcp;ofi_rxm; see backend/rdma for the providers whose
+// accumulates stay on the handlers). The choice is made once per window
+// and element type, so that accumulates to one element are always atomic
+// with respect to each other. A Put returns once its data is copied; a
+// Flush, Unlock, Complete or Fence waits until it is in the target's
+// memory; an accumulate on this path returns once applied (which keeps
+// MPI's ordering of accumulates from one origin). Lock, Unlock, Fence and
+// PSCW remain messages to the handlers. MPGO_WINDOW_PATH=am in every
+// process's environment keeps windows on the handlers. The ops of accumulates then travel by name:
 // typed's predefined operators ([Sum], [Prod], [Max], [Min], [BAnd] …
 // [LXor], [Replace], [NoOp]) on numbers, or Replace and NoOp on any
 // element type; a user's own Op fails with [comm.ErrNotSupported], as MPI

@@ -188,20 +188,8 @@ func (fp *fabricPath) at(target, disp int) device.Remote {
 // flush waits for the Puts issued to target (< 0: to every rank) and
 // returns the first error among them.
 func (fp *fabricPath) flush(target int) error {
-	fp.mu.Lock()
-	var rs []*comm.RMA
-	if target >= 0 {
-		rs = fp.pending[target]
-		delete(fp.pending, target)
-	} else {
-		for t, tr := range fp.pending {
-			rs = append(rs, tr...)
-			delete(fp.pending, t)
-		}
-	}
-	fp.mu.Unlock()
 	var first error
-	for _, r := range rs {
+	for _, r := range takePending(&fp.mu, fp.pending, target) {
 		if err := r.Wait(); err != nil && first == nil {
 			first = err
 		}

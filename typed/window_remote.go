@@ -281,24 +281,30 @@ func (rm *remote[T]) flush(target int) error {
 	if rm.fab != nil {
 		first = rm.fab.flush(target)
 	}
-	rm.mu.Lock()
-	var fs []*am.Future[[]byte]
-	if target >= 0 {
-		fs = rm.pending[target]
-		delete(rm.pending, target)
-	} else {
-		for t, tf := range rm.pending {
-			fs = append(fs, tf...)
-			delete(rm.pending, t)
-		}
-	}
-	rm.mu.Unlock()
-	for _, f := range fs {
+	for _, f := range takePending(&rm.mu, rm.pending, target) {
 		if _, err := f.Wait(); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// takePending removes and returns the operations of pending (guarded by
+// mu) issued to target, or to every rank when target < 0.
+func takePending[F any](mu *sync.Mutex, pending map[int][]F, target int) []F {
+	mu.Lock()
+	defer mu.Unlock()
+	if target >= 0 {
+		fs := pending[target]
+		delete(pending, target)
+		return fs
+	}
+	var fs []F
+	for t, tf := range pending {
+		fs = append(fs, tf...)
+		delete(pending, t)
+	}
+	return fs
 }
 
 // wait sends req to h at target and returns the reply.

@@ -11,6 +11,36 @@
 // device.ErrNotSupported. Programs select it under a launcher with
 // MPGO_BACKEND=rdma or mpgo.WithFabric.
 //
+// # One-sided operations
+//
+// The device offers [device.OneSided]: windows of package typed across
+// processes expose their parts to it when they are made (registered for
+// remote reads and writes under random keys), and an origin's Put is an
+// fi_writemsg into the target's part, a Get an fi_readmsg, and, where the
+// provider applies every accumulate typed defines on the element type
+// atomically, Accumulate, GetAccumulate, FetchAndOp and CompareAndSwap
+// are fi_atomicmsg, fi_fetch_atomicmsg and fi_compare_atomicmsg. No
+// handler and no rank of the target runs for them: its provider does the
+// work (in hardware on verbs, efa or cxi; over tcp, net and shm, in the
+// target's progress goroutine). Writes and plain atomics ask for delivery
+// completion, so a Flush that waits for their completions completes them
+// at the target, as MPI_Win_flush must. Origin buffers go through a
+// registered staging slab (64 slots of 64 KiB; larger operations in
+// chunks), so a Put's source may be reused when it returns and user
+// buffers are never registered.
+//
+// Which path a window takes: Lock, Unlock, Fence and PSCW are always the
+// window's active messages (package am). Put and Get are one-sided over
+// every provider. The accumulates are one-sided over tcp;ofi_rxm (and
+// verbs, efa, cxi where fi_atomicvalid says so); over net (libfabric
+// 1.17), which validates no atomic, over libfabric 1.17's shm, whose
+// atomics lose and duplicate concurrent updates from several processes
+// (see atomicsSound), and for element types with no libfabric datatype
+// (structs, arrays), a window's accumulates all stay on the handlers:
+// accumulates to one element must be atomic with respect to each other,
+// so the path is chosen per window and element type, never per call.
+// MPGO_WINDOW_PATH=am keeps every window on the handlers.
+//
 // # Strangers
 //
 // Over net and tcp an endpoint is an ordinary listening socket: anyone

@@ -43,15 +43,20 @@ const (
 // before its post until its completion); a chunk whose operation was
 // failed early (the world aborted) keeps its slot until its completion.
 type rmaState struct {
-	once   sync.Once
-	err    error  // setting up failed
-	slab   []byte // mmap'd, registered as mr
-	mr     *fabric.MR
-	free   chan int
-	chunks [rmaSlots]atomic.Pointer[rmaChunk]
-	counts [3][12][13]atomic.Int32 // Atomics, by kind, type, op: 0 unknown, -1 not done, else elements per operation
-	posted atomic.Int64            // chunks posted (Stats.OneSided)
+	once    sync.Once
+	err     error  // setting up failed
+	slab    []byte // mmap'd, registered as mr
+	mr      *fabric.MR
+	free    chan int
+	chunks  [rmaSlots]atomic.Pointer[rmaChunk]
+	counts  [3][12][13]atomic.Int32 // Atomics, by kind, type, op: 0 unknown, -1 not done, else elements per operation
+	posted  atomic.Int64            // chunks posted (Stats.OneSided)
+	exposed atomic.Int32            // exposures open: the loop naps at most rmaNap
 }
+
+// rmaNap is the longest the progress loop sleeps between polls, when the
+// provider has no wait object, while memory of this process is exposed.
+const rmaNap = 20 * time.Microsecond
 
 // rmaOp is one operation of the caller's, in one or more chunks.
 type rmaOp struct {
@@ -93,12 +98,19 @@ type rmaChunk struct {
 
 // exposure is memory of this process registered for one-sided access.
 type exposure struct {
+	d      *Device
 	mr     *fabric.MR
 	remote device.Remote
+	closed atomic.Bool
 }
 
 func (x *exposure) Remote() device.Remote { return x.remote }
+
 func (x *exposure) Close() error {
+	if x.closed.Swap(true) {
+		return nil
+	}
+	x.d.rma.exposed.Add(-1)
 	if x.mr == nil {
 		return nil
 	}
@@ -146,14 +158,16 @@ func (d *Device) Expose(mem []byte) (device.Exposure, error) {
 	if err := d.setupRMA(); err != nil {
 		return nil, err
 	}
-	if len(mem) == 0 {
-		return &exposure{}, nil // nothing to reach: no operation passes the window's range check
+	x := &exposure{d: d}
+	if len(mem) > 0 { // else nothing to reach: no operation passes the window's range check
+		mr, err := d.ep.Register(mem, fabric.AccessRemoteRead|fabric.AccessRemoteWrite)
+		if err != nil {
+			return nil, fmt.Errorf("comm: exposing %d bytes: %w", len(mem), err)
+		}
+		x.mr, x.remote = mr, device.Remote{Addr: mr.RemoteAddr(mem), Key: mr.Key()}
 	}
-	mr, err := d.ep.Register(mem, fabric.AccessRemoteRead|fabric.AccessRemoteWrite)
-	if err != nil {
-		return nil, fmt.Errorf("comm: exposing %d bytes: %w", len(mem), err)
-	}
-	return &exposure{mr: mr, remote: device.Remote{Addr: mr.RemoteAddr(mem), Key: mr.Key()}}, nil
+	d.rma.exposed.Add(1)
+	return x, nil
 }
 
 // Write implements [device.OneSided].

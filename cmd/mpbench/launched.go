@@ -40,7 +40,13 @@ func runLaunched(args []string, stdout, stderr io.Writer) int {
 		maxSize = max(maxSize, p.Size)
 	}
 	dev := "shm+tcp"
-	if os.Getenv("MPGO_SHM") == "0" {
+	switch {
+	case os.Getenv("MPGO_BACKEND") == "rdma":
+		dev = "rdma/" + os.Getenv("FI_PROVIDER")
+		if os.Getenv("MPGO_WINDOW_PATH") == "am" {
+			dev += " (windows on active messages)"
+		}
+	case os.Getenv("MPGO_SHM") == "0":
 		dev = "tcp"
 	}
 	err = mpgo.Join(func(w *comm.Comm) error {

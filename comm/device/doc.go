@@ -38,10 +38,11 @@
 //
 //   - [Progressor]: a device that moves only while polled lets a waiting
 //     rank drive it before parking.
-//   - One-sided operations (put, get, atomics on memory a rank exposes in
-//     a window) are another such interface: a device that can write
-//     registered memory directly offers them; a window over a device
-//     without it runs on messages through Send and Arrive.
+//   - [OneSided]: one-sided operations (write, read, atomics on memory a
+//     rank exposes in a window). A device that can reach registered
+//     memory directly (the RDMA backend) offers them, and windows then
+//     progress without the target; a window over a device without it
+//     runs on messages through Send and Arrive.
 //   - Handler messages (active messages) need no interface of their own:
 //     they travel as ordinary messages on a context of their own, and
 //     the engine runs the handler where they arrive.
