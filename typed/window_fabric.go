@@ -60,19 +60,19 @@ type fabricPath struct {
 // part, or a rank whose environment forces the handlers, keeps the
 // window on the handlers on every rank.
 func (w *Window[T]) setupFabric(base []T, op string) error {
-	os1 := w.wc.OneSided()
-	fp := &fabricPath{os: os1, elem: elemSize[T](), pending: map[int][]*comm.RMA{}}
+	osd := w.wc.OneSided()
+	fp := &fabricPath{os: osd, elem: elemSize[T](), pending: map[int][]*comm.RMA{}}
 	var mine [24]byte // flags (1: exposed, 2: atomics), address, key
-	if os1 != nil && os.Getenv(windowPathEnv) != "am" {
+	if osd != nil && os.Getenv(windowPathEnv) != "am" {
 		mem := bytesOf(base)
 		if len(mem) > 0 && w.mem == nil {
 			fp.pin.Pin(&base[0])
 		}
-		x, err := os1.Expose(mem)
+		x, err := osd.Expose(mem)
 		if err == nil {
 			fp.x = x
 			mine[0] = 1
-			if t, ok := atomicsOf[T](os1); ok {
+			if t, ok := atomicsOf[T](osd); ok {
 				fp.atype = t
 				mine[0] |= 2
 			}

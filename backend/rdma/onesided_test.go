@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
@@ -186,4 +187,44 @@ func expectRead(os *comm.OneSided, rank int, at device.Remote, n int, want func(
 		}
 	}
 	return nil
+}
+
+// A process that exposes window memory keeps its progress loop polling
+// (every rmaNap at most, over a provider without a wait object: shm),
+// since other processes' writes there need it; it must not spin. Two idle
+// processes with an exposure each used 0.38 of a core together, over shm
+// on a 2-core machine (0.06 without one); the bound is one core.
+func TestFabricExposedIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	const wait = 300 * time.Millisecond
+	prov := fabricProviders()[0]
+	jobs := joinFabric(t, 2, fabricConfig{Provider: prov})
+	var used time.Duration
+	errs := runJobs(t, jobs, func(w *comm.Comm) error {
+		x, err := w.OneSided().Expose(make([]byte, 64))
+		if err != nil {
+			return err
+		}
+		defer x.Close()
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			before := cpuTime(t)
+			time.Sleep(wait)
+			used = cpuTime(t) - before
+		}
+		return w.Barrier()
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	t.Logf("%s: %v of CPU time in %v, two idle processes with an exposure each", prov, used, wait)
+	if used > wait {
+		t.Errorf("%v of CPU time in %v: idle processes with exposed memory spin", used, wait)
+	}
 }
