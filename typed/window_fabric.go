@@ -125,7 +125,7 @@ var atomicOps = [...]device.AtomicOp{opSum: device.AtomicSum, opProd: device.Ato
 // T's atomic type.
 func atomicsOf[T any](os *comm.OneSided) (device.AtomicType, bool) {
 	t, ok := atomicType[T]()
-	if !ok || !os.Atomics(device.AtomicCompare, t, device.AtomicCSwap) {
+	if !ok || !os.Atomics(device.AtomicCompare, bitsOf(t), device.AtomicCSwap) {
 		return 0, false
 	}
 	for code := opSum; code <= opNoOp; code++ {
@@ -178,6 +178,23 @@ func atomicType[T any]() (device.AtomicType, bool) {
 		return device.AtomicComplex128, true
 	}
 	return 0, false
+}
+
+// bitsOf is the unsigned integer type of t's size: CompareAndSwap
+// compares bit for bit, where a device's compare of floats may compare
+// values (-0 equal to +0, NaN to nothing: libfabric leaves it to the
+// provider; tcp;ofi_rxm happens to compare bits). This takes for
+// granted that a provider serialises the atomics on one address whatever
+// their datatype (rxm applies them one at a time at the target; a NIC
+// per address).
+func bitsOf(t device.AtomicType) device.AtomicType {
+	switch t {
+	case device.AtomicFloat32:
+		return device.AtomicUint32
+	case device.AtomicFloat64, device.AtomicComplex64:
+		return device.AtomicUint64
+	}
+	return t
 }
 
 // at is where element disp of target's part is.
@@ -241,7 +258,7 @@ func (fp *fabricPath) accumulate(src, result []byte, target, disp int, code opCo
 // compareAndSwap swaps target's element disp for value if it equals
 // compare and returns the old one, in result.
 func (fp *fabricPath) compareAndSwap(compare, value, result []byte, target, disp int) error {
-	r, err := fp.os.Atomic(target, device.Atomic{Kind: device.AtomicCompare, Type: fp.atype, Op: device.AtomicCSwap,
+	r, err := fp.os.Atomic(target, device.Atomic{Kind: device.AtomicCompare, Type: bitsOf(fp.atype), Op: device.AtomicCSwap,
 		Operand: value, Compare: compare, Result: result}, fp.at(target, disp))
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package typed_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/mpgo/mpgo/backend/tcp"
@@ -120,6 +121,43 @@ func TestWindowProcsErrors(t *testing.T) {
 			return fmt.Errorf("Get past the end: %v, want ErrArg", err)
 		}
 		if err := w.UnlockAll(); err != nil {
+			return err
+		}
+		return w.Free()
+	})
+}
+
+// TestWindowProcsCompareAndSwapBits: CompareAndSwap compares floats bit
+// for bit on every path (a device's compare of floats may take -0 for +0
+// and no NaN for itself).
+func TestWindowProcsCompareAndSwapBits(t *testing.T) {
+	onWindowJobs(t, func(c *comm.Comm) error {
+		w, part, err := typed.AllocWindow[float64](c, 2)
+		if err != nil {
+			return err
+		}
+		nan := math.Float64frombits(0x7ff8000000000123)
+		part[1] = nan
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		last := c.Size() - 1
+		if c.Rank() == 0 {
+			negZero := math.Copysign(0, -1)
+			if old, err := w.CompareAndSwap(negZero, 1, last, 0); err != nil || math.Float64bits(old) != 0 {
+				return fmt.Errorf("CompareAndSwap(-0) on +0: old %v (%v)", old, err)
+			}
+			if old, err := w.CompareAndSwap(nan, 2, last, 1); err != nil || math.Float64bits(old) != math.Float64bits(nan) {
+				return fmt.Errorf("CompareAndSwap(NaN) on the same NaN: old %v (%v)", old, err)
+			}
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		if c.Rank() == last && (math.Float64bits(part[0]) != 0 || part[1] != 2) {
+			return fmt.Errorf("after the swaps: %v, want [0 2] (+0 kept, the NaN swapped)", part)
+		}
+		if err := w.Fence(); err != nil {
 			return err
 		}
 		return w.Free()
