@@ -52,6 +52,9 @@ type rmaState struct {
 	counts  [3][12][13]atomic.Int32 // Atomics, by kind, type, op: 0 unknown, -1 not done, else elements per operation
 	posted  atomic.Int64            // chunks posted (Stats.OneSided)
 	exposed atomic.Int32            // exposures open: the loop naps at most rmaNap
+
+	mu   sync.Mutex             // guards live
+	live map[*exposure]struct{} // exposures open, closed by freeRMA if their window was never freed
 }
 
 // rmaNap is the longest the progress loop sleeps between polls, when the
@@ -110,11 +113,12 @@ func (x *exposure) Close() error {
 	if x.closed.Swap(true) {
 		return nil
 	}
-	x.d.rma.exposed.Add(-1)
-	if x.mr == nil {
-		return nil
-	}
-	return x.mr.Close()
+	r := &x.d.rma
+	r.exposed.Add(-1)
+	r.mu.Lock()
+	delete(r.live, x)
+	r.mu.Unlock()
+	return x.mr.Close() // a nil MR closes as nothing
 }
 
 var _ device.OneSided = (*Device)(nil)
@@ -145,6 +149,13 @@ func (d *Device) setupRMA() error {
 // freeRMA releases the staging slab (the endpoint is closing: nothing is
 // in flight any more).
 func (d *Device) freeRMA() {
+	d.rma.mu.Lock()
+	live := d.rma.live
+	d.rma.live = nil
+	d.rma.mu.Unlock()
+	for x := range live { // regions close before the endpoint
+		x.Close()
+	}
 	if d.rma.slab != nil {
 		d.rma.mr.Close()
 		syscall.Munmap(d.rma.slab)
@@ -167,6 +178,12 @@ func (d *Device) Expose(mem []byte) (device.Exposure, error) {
 		x.mr, x.remote = mr, device.Remote{Addr: mr.RemoteAddr(mem), Key: mr.Key()}
 	}
 	d.rma.exposed.Add(1)
+	d.rma.mu.Lock()
+	if d.rma.live == nil {
+		d.rma.live = map[*exposure]struct{}{}
+	}
+	d.rma.live[x] = struct{}{}
+	d.rma.mu.Unlock()
 	return x, nil
 }
 

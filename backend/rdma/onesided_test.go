@@ -59,6 +59,11 @@ func oneSidedBody(w *comm.Comm) error {
 		return err
 	}
 	defer x.Close()
+	// An exposure never closed (a window never freed): the device closes
+	// its region itself, before its endpoint.
+	if _, err := os.Expose(mem[:64]); err != nil {
+		return err
+	}
 	// Every rank learns every rank's Remote.
 	mine := make([]byte, 16)
 	binary.LittleEndian.PutUint64(mine, x.Remote().Addr)
