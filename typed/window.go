@@ -91,6 +91,7 @@ type Window[T any] struct {
 	sh   *winShared[T] // the ranks' common table (across processes: this rank's entry only)
 	rm   *remote[T]    // nil when all ranks are in this process
 	mem  []byte        // memory this rank mapped for the window: unmapped by Free
+	seg  *comm.Segment // the memory processes share (AllocSharedWindow across processes)
 	ep   epochs        // this rank's epochs as an origin and a target
 
 	spare atomic.Pointer[[2]T]      // accumulates' scratch space (see scratch)
@@ -106,12 +107,14 @@ type Window[T any] struct {
 //     only (the memory its bases name is the window's, accessed under the
 //     epoch rules).
 //   - An accumulate to an element that is not updated by compare-and-swap
-//     (see winTarget.atomic) holds the stripe of its element's block
-//     (stripeOf) while it reads and writes it.
+//     (see winTarget.atomic) holds the lock of its element's block
+//     (stripeOf) while it reads and writes it: a stripe, or, where
+//     processes share the window's memory, a word of it (words).
 type winShared[T any] struct {
 	self    uintptr // this object's address: tells the object from a copy of its bytes
 	targets []winTarget[T]
 	stripes [stripeCount]stripe
+	words   *[stripeCount]lockWord // in the segment; nil unless processes share it
 }
 
 // winTarget is one rank's part of a window.
@@ -205,7 +208,7 @@ func (w *Window[T]) share(base []T, want int, op string, shared bool) error {
 		if !w.wc.IsLocal(r) {
 			// The same verdict on every rank: a job spanning processes
 			// has, on each rank, a rank in another process.
-			return w.shareRemote(base, op, shared)
+			return w.shareRemote(base, want, op, shared)
 		}
 	}
 	sh, err := w.exchange()
@@ -305,6 +308,11 @@ func (w *Window[T]) Free() error {
 	var err error
 	if w.rm != nil {
 		err = w.rm.ep.Close()
+	}
+	if w.seg != nil {
+		if e := w.seg.Free(); err == nil {
+			err = e
+		}
 	}
 	if w.mem != nil {
 		if e := unmapMem(w.mem); err == nil {

@@ -16,9 +16,11 @@ import (
 )
 
 // Windows between real processes: this test binary, started by MPICH's
-// mpiexec, joins the job (over TCP, or over the RDMA backend's tcp and shm
-// providers when built with -tags rdma) and runs the window tests' rank
-// functions in each process.
+// mpiexec, joins the job (over the shared-memory backend, TCP, or the
+// RDMA backend's tcp and shm providers when built with -tags rdma) and
+// runs the window tests' rank functions in each process: shared windows
+// (one segment mapped by every process) over the shared-memory backend,
+// and their refusal, on every rank, elsewhere.
 
 // windowJobEnv marks a process of TestWindowUnderMPIExec's job.
 const windowJobEnv = "MPGO_TEST_WINDOW_JOB"
@@ -35,6 +37,13 @@ func windowJobMain() int {
 		casMutex,
 		passiveBusy,
 		pscwRing,
+	}
+	// Shared windows: one segment over the shared-memory backend, refused
+	// on every rank over TCP.
+	if os.Getenv("MPGO_SHM") == "0" {
+		bodies = append(bodies, sharedRefused)
+	} else {
+		bodies = append(bodies, sharedBodies()...)
 	}
 	err := mpgo.Join(func(c *comm.Comm) error {
 		for i, body := range bodies {
