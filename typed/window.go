@@ -49,9 +49,10 @@ import (
 //
 // Accumulates to one element are atomic with respect to each other, as
 // MPI requires, whichever ranks issue them and whichever op they use
-// ([Replace] and [NoOp] included): with ranks in one process, an element
-// of 4 or 8 bytes is updated with a compare-and-swap of its memory
-// (package sync/atomic), any other under a lock of the window's. Put and
+// ([Replace] and [NoOp] included): with ranks in one process (or a shared
+// window's processes), an element of 4 or 8 bytes is updated with a
+// compare-and-swap of its memory (package sync/atomic), any other under a
+// lock of the window's (a word of the shared segment, across processes). Put and
 // Get are plain copies: a Put or a Get that overlaps a concurrent Put or
 // accumulate of the same element in one epoch is erroneous, as in MPI.
 // [Window.CompareAndSwap] compares elements as memory, bit for bit.
@@ -75,9 +76,13 @@ import (
 // typed's predefined operators ([Sum], [Prod], [Max], [Min], [BAnd] …
 // [LXor], [Replace], [NoOp]) on numbers, or Replace and NoOp on any
 // element type; a user's own Op fails with [comm.ErrNotSupported], as MPI
-// allows only predefined operations in accumulates. Shared windows
-// ([AllocSharedWindow], [Window.SharedQuery]) need the ranks in one
-// process and fail with ErrNotSupported otherwise.
+// allows only predefined operations in accumulates.
+//
+// A window of [AllocSharedWindow] over processes of one host that the
+// shared-memory backend joins is one segment every process maps: its
+// operations go straight to memory as between goroutine ranks (any Op
+// included), and [Window.SharedQuery] works in every process. Across
+// hosts, or over TCP, AllocSharedWindow fails with ErrNotSupported.
 //
 // A Window may be used by several goroutines of its rank at once, except
 // for its collective calls ([Window.Fence], [Window.Free]), which, like a
