@@ -3,16 +3,13 @@
 package typed_test
 
 import (
-	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
@@ -68,25 +65,10 @@ func mpgoShmNames(t *testing.T) []string {
 // never had one), and no process (the memory of an anonymous memory file
 // goes with the last process that maps it).
 func TestWindowSharedKilled(t *testing.T) {
-	if os.Getenv("PMI_RANK") != "" || os.Getenv("OMPI_COMM_WORLD_RANK") != "" {
-		t.Skip("the test itself runs under a launcher")
-	}
-	mpiexec, err := exec.LookPath("mpiexec")
-	if err != nil {
-		t.Skip("no mpiexec")
-	}
 	before := mpgoShmNames(t)
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, mpiexec, "-n", "3", os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), killedJobEnv+"="+dir, "MPGO_RANKS_PER_PROC=2")
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("no end after 2 minutes:\n%s", out)
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || !strings.Contains(string(out), "signal 9") {
+	out, err := underMPIExec(t, 3, killedJobEnv+"="+dir, "MPGO_RANKS_PER_PROC=2")
+	if err == nil || !strings.Contains(string(out), "signal 9") {
 		t.Fatalf("the killed job ended with %v, want its processes killed:\n%s", err, out)
 	}
 	for r := range 6 {

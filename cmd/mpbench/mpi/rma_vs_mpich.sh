@@ -30,16 +30,12 @@ for r in $(seq "$runs"); do
 		MPBENCH_WIN=allocate run allocate $b "$out/mpbench" $b 1 64 $plans
 	done
 done
-python3 - "$out" <<'PY'
-import sys, glob, statistics, collections
+python3 - "$out" "$(dirname "$0")" <<'PY'
+import sys, statistics
+sys.path.insert(0, sys.argv[2])
+from rounds import read
 out = sys.argv[1]
-vals = collections.defaultdict(list)  # (bench, size, impl) -> per-run latencies
-for f in glob.glob(out + "/*.txt"):
-    name, bench = f.split("/")[-1].split(".")[:2]
-    for line in open(f):
-        p = line.split()
-        if p and p[0] == "R":
-            vals[bench, int(p[3]), name].append(float(p[4]))
+vals = read(out, lambda bench: 4)  # (bench, size, impl) -> per-run figures
 print("latency (us): median over runs; ratios of the medians (lower is better)")
 for bench in ("put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency"):
     for size in sorted({k[1] for k in vals if k[0] == bench}):

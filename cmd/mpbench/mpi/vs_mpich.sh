@@ -31,19 +31,15 @@ for r in $(seq "$runs"); do
 	run mpich 8 allreduce "$out/mpbench_mpi" allreduce 1 64 $ar
 	run shm 8 allreduce "$out/mpbench" allreduce 1 64 $ar
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "$(dirname "$0")" <<'PY'
 # Runs are alternated (MPICH, then mpgo, in each round), so the ratio of a
 # round is measured over the same minutes: the paired ratio's median is
 # steadier on a busy machine than the ratio of the two medians.
-import sys, glob, statistics, collections
+import sys, statistics
+sys.path.insert(0, sys.argv[2])
+from rounds import read
 out = sys.argv[1]
-vals = collections.defaultdict(list)  # (bench, size, impl) -> per-round figures
-for f in glob.glob(out + "/*.txt"):
-    name, bench = f.split("/")[-1].split(".")[:2]
-    for line in open(f):
-        p = line.split()
-        if p and p[0] == "R":
-            vals[bench, int(p[3]), name].append(float(p[7] if bench == "bw" else p[4]))
+vals = read(out, lambda bench: 7 if bench == "bw" else 4)  # (bench, size, impl) -> per-run figures
 for bench in ("latency", "bw", "allreduce"):
     unit = "MB/s" if bench == "bw" else "us"
     better = "higher" if bench == "bw" else "lower"
