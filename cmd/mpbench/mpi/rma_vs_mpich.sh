@@ -12,10 +12,7 @@
 # Usage: cmd/mpbench/mpi/rma_vs_mpich.sh [RUNS] [OUTDIR]    (from the module root)
 set -euo pipefail
 runs=${1:-3}
-out=${2:-$(mktemp -d)}
-mkdir -p "$out"
-go build -o "$out/mpbench" ./cmd/mpbench
-mpicc -O2 -w -o "$out/mpbench_mpi" cmd/mpbench/mpi/mpbench.c
+. "$(dirname "$0")/build.sh"
 sized="1:10000:100 8:10000:100 1024:10000:100 65536:1000:10"
 run() { # name bench plans... ; env before
 	local name=$1 bench=$2; shift 2

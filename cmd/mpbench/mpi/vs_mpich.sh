@@ -8,10 +8,7 @@
 # Usage: cmd/mpbench/mpi/vs_mpich.sh [RUNS] [OUTDIR]    (from the module root)
 set -euo pipefail
 runs=${1:-5}
-out=${2:-$(mktemp -d)}
-mkdir -p "$out"
-go build -o "$out/mpbench" ./cmd/mpbench
-mpicc -O2 -w -o "$out/mpbench_mpi" cmd/mpbench/mpi/mpbench.c
+. "$(dirname "$0")/build.sh"
 lat="1:10000:100 4:10000:100 16:10000:100 64:10000:100 256:10000:100 1024:10000:100 4096:10000:100
  16384:1000:10 65536:1000:10 262144:1000:10 1048576:100:10 4194304:100:10 16777216:50:5"
 bw="1:100:10 64:100:10 1024:100:10 16384:100:10 65536:20:2 1048576:20:2 4194304:10:2 16777216:5:1"
