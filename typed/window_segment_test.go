@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm"
@@ -164,6 +165,8 @@ func passiveShared(c *comm.Comm) error {
 // segments, and fails on one with a name in a file system (a memory
 // file's is /memfd:NAME (deleted)).
 func segmentMappings() (int, error) {
+	procMu.Lock()
+	defer procMu.Unlock()
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
 		return 0, err
@@ -184,16 +187,44 @@ func segmentMappings() (int, error) {
 	return k, sc.Err()
 }
 
-// sharedMapped: a shared window's segment is mapped once in each process
-// while the window lives, by no name, and unmapped by Free on every
-// process.
+// openFiles counts this process's open descriptors.
+func openFiles() (int, error) {
+	procMu.Lock()
+	defer procMu.Unlock()
+	es, err := os.ReadDir("/proc/self/fd")
+	return len(es), err
+}
+
+// procMu lets one rank of the process at a time read /proc/self: each
+// reading opens a descriptor, which another's openFiles would count.
+var procMu sync.Mutex
+
+// sharedMapped: a shared window's segment is mapped in each process while
+// the window lives, by no name, and unmapped by Free on every process;
+// no descriptor stays open, however many windows come and go.
 func sharedMapped(c *comm.Comm) error {
+	if err := c.Barrier(); err != nil {
+		return err
+	}
 	before, err := segmentMappings()
+	if err != nil {
+		return err
+	}
+	fds, err := openFiles()
 	if err != nil {
 		return err
 	}
 	if err := c.Barrier(); err != nil {
 		return err
+	}
+	for range 20 {
+		w, _, err := typed.AllocSharedWindow[int32](c, 100)
+		if err != nil {
+			return err
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
 	}
 	w, _, err := typed.AllocSharedWindow[byte](c, 1<<20)
 	if err != nil {
@@ -218,6 +249,9 @@ func sharedMapped(c *comm.Comm) error {
 	}
 	if after != before {
 		return fmt.Errorf("rank %d: %d segment mappings after Free, %d before", c.Rank(), after, before)
+	}
+	if now, err := openFiles(); err != nil || now != fds {
+		return fmt.Errorf("rank %d: %d descriptors open after 21 windows, %d before (%v)", c.Rank(), now, fds, err)
 	}
 	return c.Barrier()
 }
