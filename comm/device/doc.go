@@ -38,6 +38,9 @@
 //
 //   - [Progressor]: a device that moves only while polled lets a waiting
 //     rank drive it before parking.
+//   - [Segments]: a device whose processes can map memory together (the
+//     shared-memory backend) hands segments between them, for windows
+//     whose parts every rank loads and stores directly.
 //   - One-sided operations (put, get, atomics on memory a rank exposes in
 //     a window) are another such interface: a device that can write
 //     registered memory directly offers them; a window over a device
