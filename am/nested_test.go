@@ -334,6 +334,7 @@ func TestAbort(t *testing.T) {
 // be waited for again, by the rank and inside a handler alike.
 func TestWaitContext(t *testing.T) {
 	gates := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	timedOut := make(chan struct{}) // the inner handler's WaitContext gave up
 	run(t, 2, func(w *comm.Comm) error {
 		ep, err := am.New(w)
 		if err != nil {
@@ -350,7 +351,9 @@ func TestWaitContext(t *testing.T) {
 			f := slow.Call(from, x)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			defer cancel()
-			if _, err := f.WaitContext(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			_, err := f.WaitContext(ctx)
+			close(timedOut)
+			if !errors.Is(err, context.DeadlineExceeded) {
 				return 0, fmt.Errorf("WaitContext in a handler: %v", err)
 			}
 			return f.Wait()
@@ -370,7 +373,7 @@ func TestWaitContext(t *testing.T) {
 				return fmt.Errorf("after WaitContext: %d, %v", v, err)
 			}
 			g := inner.Call(1, 0) // whose handler calls slow here, on rank 0
-			time.Sleep(5 * time.Millisecond)
+			<-timedOut            // slow cannot answer before gates[0] closes
 			close(gates[0])
 			if v, err := g.Wait(); v != 5 || err != nil {
 				return fmt.Errorf("inner: %d, %v", v, err)

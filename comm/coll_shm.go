@@ -44,17 +44,25 @@ import (
 //     later, which every member reaches after its read.
 //     A call whose ranks read each other's own buffers (direct) ends with
 //     a second gate, after which nobody touches them.
-//   - gate.pass is a barrier: count counts arrivals; the waiters of a
-//     generation wait on one request, cur's, posted by an arriver that
-//     found cur nil and won the CAS that installs it (one that lost
+//   - gate.pass is a barrier: count counts arrivals, and the last arriver
+//     of generation k (the value of gen) resets count and then moves gen
+//     to k+1, which opens the gate; nobody of generation k+1 can arrive
+//     before that (every member must pass generation k first, and the
+//     last arriver counts itself only after gen moved). A waiter polls gen
+//     (yields, then spins where that pays) and, if the gate stays shut,
+//     sleeps on one request, sleepers[k&1]'s, posted by a sleeper that
+//     found the slot empty and won the CAS that installs it (one that lost
 //     retracts its own), and completed by the last arriver (or failed by
 //     an abort or the deadlock detector, which see it as an ordinary
-//     posted receive). Every arriver loads cur before it counts itself,
-//     so the last one to count finds every other already waiting on, or
-//     about to wait on, the same request. The last
-//     arriver resets count and cur before it completes the request, so the
-//     next generation starts clean; nobody of the next generation can
-//     arrive before that completion.
+//     posted receive). The last arriver stores gen before it takes the
+//     slot, and a sleeper installs its request before it looks at gen
+//     again, so either the last arriver finds the request and completes
+//     it, or the sleeper sees the gate open (and takes back a request
+//     nobody took). A generation k sleeper that is late leaves its
+//     request in slot k&1, which generation k+1 does not use; generation
+//     k+2 cannot begin before that sleeper arrived at k+1. So a gate that
+//     opens before anyone sleeps (every member arriving within a poll, the
+//     usual case) costs a counter and a word, and no request.
 
 // shmComm is what the members of a communicator share.
 type shmComm struct {
@@ -130,10 +138,11 @@ const (
 
 // gate is a barrier of the members of one communicator.
 type gate struct {
-	n      int32
-	yields int // how many times a waiter yields its P before it parks (gateYields)
-	count  atomic.Int32
-	cur    atomic.Pointer[gateGen]
+	n        int32
+	yields   int // how many times a waiter yields its P before it parks (gateYields)
+	count    atomic.Int32
+	gen      atomic.Uint32              // the generation: moved on by its last arriver
+	sleepers [2]atomic.Pointer[gateGen] // by the parity of gen: the request its sleepers wait on
 }
 
 // gateYields returns how many times a waiter at a gate yields its P before
@@ -151,8 +160,8 @@ type gate struct {
 // waiter that finds the gate still shut parks as before.
 func gateYields(yields int) int { return max(1, yields) }
 
-// gateGen is one generation of a gate: the request its waiters wait on and
-// that request's Done channel (taken once: Done locks).
+// gateGen is what the sleepers of one generation of a gate wait on: a
+// request and its Done channel (taken once: Done locks).
 type gateGen struct {
 	r    *engine.Request
 	done <-chan struct{}
@@ -224,36 +233,47 @@ func fromRef[T any](b []byte) *T {
 // not nil) before it lets the others through: what last writes, every
 // member reads once pass returned.
 func (g *gate) pass(c *Comm, last func()) error {
-	gg := g.cur.Load()
-	if gg == nil {
-		ng, err := c.gateGen()
-		if err != nil {
-			return err
-		}
-		if g.cur.CompareAndSwap(nil, ng) {
-			gg = ng
-		} else {
-			ng.r.Retract(nil) // another arriver was first
-			gg = g.cur.Load()
-		}
-	}
-	r := gg.r
+	k := g.gen.Load()
+	slot := &g.sleepers[k&1]
 	if g.count.Add(1) == g.n {
 		if last != nil {
 			last()
 		}
 		g.count.Store(0)
-		g.cur.Store(nil)
-		if r.Retract(nil) {
-			return nil
+		g.gen.Store(k + 1)
+		if gg := slot.Swap(nil); gg != nil {
+			// Failed meanwhile (an abort, a deadlock) or not, the
+			// sleepers are told; every member has arrived.
+			gg.r.Retract(nil)
 		}
-		// Failed meanwhile (an abort, a deadlock): report it like the
-		// others, once whoever fails it has completed it.
-		<-gg.done
-	} else {
-		c.ep.WaitShared(r, gg.done, g.yields)
+		return nil
 	}
-	if _, err := r.Result(); err != nil {
+	if c.ep.PollWord(&g.gen, k, g.yields) {
+		return nil
+	}
+	// Sleep on the generation's request: another sleeper's, or a new one.
+	var ng *gateGen
+	gg := slot.Load()
+	if gg == nil {
+		var err error
+		if ng, err = c.gateGen(); err != nil {
+			return fmt.Errorf("comm: collective on %s: %w", c, err)
+		}
+		gg = ng
+		if !slot.CompareAndSwap(nil, ng) {
+			ng.r.Retract(nil) // another sleeper was first
+			ng, gg = nil, slot.Load()
+		}
+	}
+	if g.gen.Load() != k || gg == nil {
+		// Opened meanwhile: take back a request of ours nobody took.
+		if ng != nil && slot.CompareAndSwap(ng, nil) {
+			ng.r.Retract(nil)
+		}
+		return nil
+	}
+	c.ep.WaitShared(gg.r, gg.done, 0)
+	if _, err := gg.r.Result(); err != nil {
 		return fmt.Errorf("comm: collective on %s: %w", c, err)
 	}
 	return nil

@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(windowJobEnv) != "" { // a process of TestWindowUnderMPIExec's job
 		os.Exit(windowJobMain())
 	}
+	if dir := os.Getenv(killedJobEnv); dir != "" { // a process of TestWindowSharedKilled's job
+		os.Exit(killedJobMain(dir))
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -49,9 +49,10 @@ import (
 //
 // Accumulates to one element are atomic with respect to each other, as
 // MPI requires, whichever ranks issue them and whichever op they use
-// ([Replace] and [NoOp] included): with ranks in one process, an element
-// of 4 or 8 bytes is updated with a compare-and-swap of its memory
-// (package sync/atomic), any other under a lock of the window's. Put and
+// ([Replace] and [NoOp] included): with ranks in one process (or a shared
+// window's processes), an element of 4 or 8 bytes is updated with a
+// compare-and-swap of its memory (package sync/atomic), any other under a
+// lock of the window's (a word of the shared segment, across processes). Put and
 // Get are plain copies: a Put or a Get that overlaps a concurrent Put or
 // accumulate of the same element in one epoch is erroneous, as in MPI.
 // [Window.CompareAndSwap] compares elements as memory, bit for bit.
@@ -91,9 +92,13 @@ import (
 // typed's predefined operators ([Sum], [Prod], [Max], [Min], [BAnd] …
 // [LXor], [Replace], [NoOp]) on numbers, or Replace and NoOp on any
 // element type; a user's own Op fails with [comm.ErrNotSupported], as MPI
-// allows only predefined operations in accumulates. Shared windows
-// ([AllocSharedWindow], [Window.SharedQuery]) need the ranks in one
-// process and fail with ErrNotSupported otherwise.
+// allows only predefined operations in accumulates.
+//
+// A window of [AllocSharedWindow] over processes of one host that the
+// shared-memory backend joins is one segment every process maps: its
+// operations go straight to memory as between goroutine ranks (any Op
+// included), and [Window.SharedQuery] works in every process. Across
+// hosts, or over TCP, AllocSharedWindow fails with ErrNotSupported.
 //
 // A Window may be used by several goroutines of its rank at once, except
 // for its collective calls ([Window.Fence], [Window.Free]), which, like a
@@ -107,6 +112,7 @@ type Window[T any] struct {
 	sh   *winShared[T] // the ranks' common table (across processes: this rank's entry only)
 	rm   *remote[T]    // nil when all ranks are in this process
 	mem  []byte        // memory this rank mapped for the window: unmapped by Free
+	seg  *comm.Segment // the memory processes share (AllocSharedWindow across processes)
 	ep   epochs        // this rank's epochs as an origin and a target
 
 	spare atomic.Pointer[[2]T]      // accumulates' scratch space (see scratch)
@@ -122,12 +128,14 @@ type Window[T any] struct {
 //     only (the memory its bases name is the window's, accessed under the
 //     epoch rules).
 //   - An accumulate to an element that is not updated by compare-and-swap
-//     (see winTarget.atomic) holds the stripe of its element's block
-//     (stripeOf) while it reads and writes it.
+//     (see winTarget.atomic) holds the lock of its element's block
+//     (stripeOf) while it reads and writes it: a stripe, or, where
+//     processes share the window's memory, a word of it (words).
 type winShared[T any] struct {
 	self    uintptr // this object's address: tells the object from a copy of its bytes
 	targets []winTarget[T]
 	stripes [stripeCount]stripe
+	words   *[stripeCount]lockWord // in the segment; nil unless processes share it
 }
 
 // winTarget is one rank's part of a window.
@@ -221,7 +229,7 @@ func (w *Window[T]) share(base []T, want int, op string, shared bool) error {
 		if !w.wc.IsLocal(r) {
 			// The same verdict on every rank: a job spanning processes
 			// has, on each rank, a rank in another process.
-			return w.shareRemote(base, op, shared)
+			return w.shareRemote(base, want, op, shared)
 		}
 	}
 	sh, err := w.exchange()
@@ -325,6 +333,11 @@ func (w *Window[T]) Free() error {
 			if e := fp.close(); err == nil {
 				err = e
 			}
+		}
+	}
+	if w.seg != nil {
+		if e := w.seg.Free(); err == nil {
+			err = e
 		}
 	}
 	if w.mem != nil {

@@ -2,8 +2,10 @@ package typed
 
 import (
 	"bytes"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -16,7 +18,9 @@ import (
 // updated under a lock: the window has stripeCount of them, each covering
 // the blocks of stripeBytes that hash to it, so accumulates to distant
 // elements rarely wait on each other, one accumulate holds one lock at a
-// time, and a long one takes a lock per block, not per element.
+// time, and a long one takes a lock per block, not per element. Where
+// processes share the window's memory the locks are words in it
+// (lockWord), so that they exclude every process's ranks.
 
 const (
 	// stripeCount is the number of accumulate locks of a window.
@@ -37,9 +41,50 @@ type stripe struct {
 	_ [stripePad]byte
 }
 
-// stripeOf returns the lock of element i of target's part.
-func (sh *winShared[T]) stripeOf(target, i int) *stripe {
-	return &sh.stripes[uint(target*31+i/stripeSpan[T]())%stripeCount]
+// lockWord is one accumulate lock of a window whose memory processes
+// share (AllocSharedWindow across processes): a word of the segment, 0
+// free and 1 held, which every process's ranks take with compare-and-swap
+// (a Go mutex is one process's alone), on a cache line of its own.
+type lockWord struct {
+	v atomic.Uint32
+	_ [stripePad + 4]byte
+}
+
+// lockWordSpins is how many times a rank retries a held lock word before
+// it yields its P; holders keep it for one element's update.
+const lockWordSpins = 64
+
+// stripeOf returns the number of the lock of element i of target's part.
+func stripeOf[T any](target, i int) uint {
+	return uint(target*31+i/stripeSpan[T]()) % stripeCount
+}
+
+// lock takes accumulate lock k: a word of the segment where processes
+// share the window, else a mutex of this process's.
+func (sh *winShared[T]) lock(k uint) {
+	if sh.words == nil {
+		sh.stripes[k].Lock()
+		return
+	}
+	w := &sh.words[k].v
+	for i := 0; !w.CompareAndSwap(0, 1); i++ {
+		switch {
+		case i < lockWordSpins:
+		case i < 16*lockWordSpins:
+			runtime.Gosched()
+		default:
+			time.Sleep(time.Microsecond)
+		}
+	}
+}
+
+// unlock gives back accumulate lock k.
+func (sh *winShared[T]) unlock(k uint) {
+	if sh.words == nil {
+		sh.stripes[k].Unlock()
+		return
+	}
+	sh.words[k].v.Store(0)
 }
 
 // stripeSpan is the number of elements of T in a block of one lock.
@@ -64,13 +109,13 @@ func (sh *winShared[T]) accumulate(target, disp int, src, old []T, op Op[T], s *
 		i := disp + lo
 		span := stripeSpan[T]()
 		hi := min(len(src), lo+span-i%span)
-		m := sh.stripeOf(target, i)
-		m.Lock()
+		k := stripeOf[T](target, i)
+		sh.lock(k)
 		if old != nil {
 			copy(old[lo:hi], dst[lo:hi])
 		}
 		op(dst[lo:hi], src[lo:hi])
-		m.Unlock()
+		sh.unlock(k)
 		lo = hi
 	}
 }
@@ -84,9 +129,9 @@ func (sh *winShared[T]) fetchAndOp(target, disp int, v T, op Op[T], s *[2]T) T {
 	if tg.atomic {
 		return casUpdate(e, s, op, s[1:2])
 	}
-	m := sh.stripeOf(target, disp)
-	m.Lock()
-	defer m.Unlock()
+	k := stripeOf[T](target, disp)
+	sh.lock(k)
+	defer sh.unlock(k)
 	o := *e
 	op(unsafe.Slice(e, 1), s[1:2])
 	return o
@@ -120,9 +165,9 @@ func (sh *winShared[T]) compareAndSwap(target, disp int, compare, value T) T {
 			}
 		}
 	}
-	s := sh.stripeOf(target, disp)
-	s.Lock()
-	defer s.Unlock()
+	k := stripeOf[T](target, disp)
+	sh.lock(k)
+	defer sh.unlock(k)
 	o := *e
 	if bytes.Equal(bytesOf([]T{o}), bytesOf([]T{compare})) {
 		*e = value

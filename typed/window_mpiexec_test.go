@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,11 @@ import (
 )
 
 // Windows between real processes: this test binary, started by MPICH's
-// mpiexec, joins the job (over TCP, or over the RDMA backend's tcp and shm
-// providers when built with -tags rdma) and runs the window tests' rank
-// functions in each process.
+// mpiexec, joins the job (over the shared-memory backend, TCP, or the
+// RDMA backend's tcp and shm providers when built with -tags rdma) and
+// runs the window tests' rank functions in each process: shared windows
+// (one segment mapped by every process) over the shared-memory backend,
+// and their refusal, on every rank, elsewhere.
 
 // windowJobEnv marks a process of TestWindowUnderMPIExec's job.
 const windowJobEnv = "MPGO_TEST_WINDOW_JOB"
@@ -36,6 +39,13 @@ func windowJobMain() int {
 		passiveBusy,
 		pscwRing,
 		passiveTarget(jobWindowPath()),
+	}
+	// Shared windows: one segment over the shared-memory backend, refused
+	// on every rank over TCP (and where there is no such backend).
+	if os.Getenv("MPGO_SHM") == "0" || runtime.GOOS != "linux" {
+		bodies = append(bodies, sharedRefused)
+	} else {
+		bodies = append(bodies, sharedBodies()...)
 	}
 	err := mpgo.Join(func(c *comm.Comm) error {
 		for i, body := range bodies {
@@ -68,7 +78,13 @@ func jobWindowPath() string {
 	return "fabric+atomics"
 }
 
-func TestWindowUnderMPIExec(t *testing.T) {
+// underMPIExec runs this test binary as a job of np processes under
+// mpiexec, with env added to the environment, and returns its output and
+// how it ended (an *exec.ExitError for a job that failed); t skips where
+// there is no mpiexec, or when the test itself runs under a launcher, and
+// fails after 2 minutes.
+func underMPIExec(t *testing.T, np int, env ...string) ([]byte, error) {
+	t.Helper()
 	if os.Getenv("PMI_RANK") != "" || os.Getenv("OMPI_COMM_WORLD_RANK") != "" {
 		t.Skip("the test itself runs under a launcher")
 	}
@@ -76,6 +92,22 @@ func TestWindowUnderMPIExec(t *testing.T) {
 	if err != nil {
 		t.Skip("no mpiexec")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpiexec, "-n", fmt.Sprint(np), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("no end after 2 minutes:\n%s", out)
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out, err
+}
+
+func TestWindowUnderMPIExec(t *testing.T) {
 	type job struct {
 		name string
 		env  []string
@@ -96,18 +128,7 @@ func TestWindowUnderMPIExec(t *testing.T) {
 	}
 	for _, j := range jobs {
 		t.Run(j.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, mpiexec, "-n", fmt.Sprint(j.np), os.Args[0], "-test.run=^$")
-			cmd.Env = append(append(os.Environ(), windowJobEnv+"=1"), j.env...)
-			out, err := cmd.CombinedOutput()
-			if ctx.Err() != nil {
-				t.Fatalf("no end after 2 minutes:\n%s", out)
-			}
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				t.Fatal(err)
-			}
+			out, err := underMPIExec(t, j.np, append([]string{windowJobEnv + "=1"}, j.env...)...)
 			if err != nil {
 				t.Fatalf("%v:\n%s", err, out)
 			}

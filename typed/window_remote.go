@@ -93,12 +93,9 @@ func parse(b []byte) (disp int, code opCode, fetch bool, count int, data []byte,
 // shareRemote makes the window over ranks not all in this process: the
 // parts' lengths and element types are gathered, and the endpoint and its
 // handlers set up.
-func (w *Window[T]) shareRemote(base []T, op string, shared bool) error {
-	if shared {
-		return fmt.Errorf("typed: %s: the ranks are not all in one process, and a shared window cannot span processes: %w", op, comm.ErrNotSupported)
-	}
+func (w *Window[T]) shareRemote(base []T, want int, op string, shared bool) error {
 	mine := make([]byte, 16)
-	binary.NativeEndian.PutUint64(mine, uint64(len(base)))
+	binary.NativeEndian.PutUint64(mine, uint64(want))
 	binary.NativeEndian.PutUint64(mine[8:], uint64(w.t))
 	all := make([]byte, 16*w.n)
 	if err := w.wc.Allgather(mine, all, comm.Byte); err != nil {
@@ -112,17 +109,28 @@ func (w *Window[T]) shareRemote(base []T, op string, shared bool) error {
 		}
 	}
 	w.sh = &winShared[T]{targets: make([]winTarget[T], w.n)}
+	if shared {
+		if err := w.mapSegment(rm.sizes); err != nil {
+			return fmt.Errorf("typed: %s: %w", op, err)
+		}
+		base = w.sh.targets[w.rank].base
+	}
 	me := &w.sh.targets[w.rank]
 	me.base, me.t, me.atomic = base, w.t, atomicElems(base)
 	ep, err := am.New(w.wc)
 	if err != nil {
+		w.unmapSegment()
 		return fmt.Errorf("typed: %s: %w", op, err)
 	}
 	rm.ep = ep
 	w.rm = rm
 	if err := w.register(); err != nil {
 		_ = ep.Close()
+		w.unmapSegment()
 		return fmt.Errorf("typed: %s: %w", op, err)
+	}
+	if shared { // one segment every process maps: no handler, no device
+		return nil
 	}
 	if err := w.setupFabric(base, op); err != nil {
 		_ = ep.Close()

@@ -16,7 +16,7 @@ func (w *Window[T]) Put(src []T, target, disp int) error {
 	if err != nil {
 		return err
 	}
-	if w.rm != nil {
+	if w.onHandlers() {
 		return w.remotePut(src, target, disp)
 	}
 	copy(dst, src)
@@ -30,7 +30,7 @@ func (w *Window[T]) Get(dst []T, target, disp int) error {
 	if err != nil {
 		return err
 	}
-	if w.rm != nil {
+	if w.onHandlers() {
 		return w.remoteGet(dst, target, disp)
 	}
 	copy(dst, src)
@@ -49,7 +49,7 @@ func (w *Window[T]) Accumulate(src []T, target, disp int, op Op[T]) error {
 	if _, err := w.part("Accumulate", target, disp, len(src)); err != nil {
 		return err
 	}
-	if w.rm != nil {
+	if w.onHandlers() {
 		return w.remoteAccumulate(src, nil, target, disp, op, "Accumulate")
 	}
 	s := w.scratch()
@@ -72,7 +72,7 @@ func (w *Window[T]) GetAccumulate(src, result []T, target, disp int, op Op[T]) e
 	if _, err := w.part("GetAccumulate", target, disp, len(src)); err != nil {
 		return err
 	}
-	if w.rm != nil {
+	if w.onHandlers() {
 		return w.remoteAccumulate(src, result, target, disp, op, "GetAccumulate")
 	}
 	s := w.scratch()
@@ -93,7 +93,7 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
 	if _, err := w.part("FetchAndOp", target, disp, 1); err != nil {
 		return old, err
 	}
-	if w.rm != nil {
+	if w.onHandlers() {
 		res := []T{old}
 		err := w.remoteAccumulate([]T{v}, res, target, disp, op, "FetchAndOp")
 		return res[0], err
@@ -112,14 +112,14 @@ func (w *Window[T]) CompareAndSwap(compare, value T, target, disp int) (T, error
 		var zero T
 		return zero, err
 	}
-	if w.rm != nil {
+	if w.onHandlers() {
 		return w.remoteCAS(compare, value, target, disp)
 	}
 	return w.sh.compareAndSwap(target, disp, compare, value), nil
 }
 
 // part checks an operation of n elements at disp of target's part and
-// returns those elements (nil for a part in another process).
+// returns those elements (nil for a part only handlers reach).
 func (w *Window[T]) part(op string, target, disp, n int) ([]T, error) {
 	if err := w.checkRank(op, target); err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func (w *Window[T]) part(op string, target, disp, n int) ([]T, error) {
 	}
 	var base []T
 	size := 0
-	if w.rm != nil {
+	if w.onHandlers() {
 		size = w.rm.sizes[target]
 	} else {
 		base = w.sh.targets[target].base

@@ -191,10 +191,15 @@ func concurrentSum[T any](t *testing.T, one T, add typed.Op[T], count func(T) in
 // element must come out exactly ranks·goroutines·100 (as count reads it),
 // whatever the element type (updated by compare-and-swap or under a lock).
 func sumBody[T any](one T, add typed.Op[T], count func(T) int) func(c *comm.Comm) error {
+	return sumBodyOn(typed.AllocWindow[T], one, add, count)
+}
+
+// sumBodyOn is sumBody on windows alloc makes.
+func sumBodyOn[T any](alloc func(c *comm.Comm, n int) (*typed.Window[T], []T, error), one T, add typed.Op[T], count func(T) int) func(c *comm.Comm) error {
 	const goroutines, reps = 3, 100
 	return func(c *comm.Comm) error {
 		n := c.Size()
-		w, part, err := typed.AllocWindow[T](c, 3)
+		w, part, err := alloc(c, 3)
 		if err != nil {
 			return err
 		}
@@ -306,8 +311,13 @@ func TestWindowCounter(t *testing.T) {
 // counterBody hands out items with FetchAndOp at rank 0 and checks, by an
 // Allreduce of who took what, that each was taken once.
 func counterBody(items int) func(c *comm.Comm) error {
+	return counterBodyOn(typed.AllocWindow[int64], items)
+}
+
+// counterBodyOn is counterBody on windows mk makes.
+func counterBodyOn(mk func(c *comm.Comm, n int) (*typed.Window[int64], []int64, error), items int) func(c *comm.Comm) error {
 	return func(c *comm.Comm) error {
-		w, _, err := typed.AllocWindow[int64](c, 1)
+		w, _, err := mk(c, 1)
 		if err != nil {
 			return err
 		}
@@ -353,11 +363,13 @@ func TestWindowCompareAndSwapMutex(t *testing.T) {
 }
 
 // casMutex is TestWindowCompareAndSwapMutex's rank function.
-func casMutex(c *comm.Comm) error {
+func casMutex(c *comm.Comm) error { return casMutexOn(c, makers[0].make) }
+
+// casMutexOn is casMutex on windows mk makes.
+func casMutexOn(c *comm.Comm, mk func(c *comm.Comm, n int) (*typed.Window[int64], []int64, error)) error {
 	const reps = 50
 	n := c.Size()
-	base := make([]int64, 2) // rank 0's: the mutex, the counter
-	w, err := typed.NewWindow(c, base)
+	w, base, err := mk(c, 2) // rank 0's: the mutex, the counter
 	if err != nil {
 		return err
 	}

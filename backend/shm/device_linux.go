@@ -85,14 +85,19 @@ type Device struct {
 	nextID uint64
 	sends  map[uint64]*outRV
 	pipes  map[pipeKey]*pipe
+
+	segMu sync.Mutex // guards segs
+	segs  map[segKey]*sharedSeg
 }
 
 // peer is another process of the host.
 type peer struct {
-	proc int
-	pid  int
-	conn *net.UnixConn
-	seg  segment // its segment, mapped here
+	proc   int
+	pid    int
+	conn   *net.UnixConn
+	connMu sync.Mutex    // serialises the segment records written to conn
+	done   chan struct{} // closed when conn ended (watch returned)
+	seg    segment       // its segment, mapped here
 
 	outMu     sync.Mutex
 	out       ring // this process's ring in its segment
@@ -130,20 +135,6 @@ func (d *Device) Start(e device.Engine) error {
 	}
 	go d.loop()
 	return nil
-}
-
-// watch waits for p's connection to end (nothing else comes on it), then
-// lets the poller find out whether p said goodbye first.
-func (d *Device) watch(p *peer) {
-	defer d.readers.Done()
-	var b [1]byte
-	for {
-		if _, err := p.conn.Read(b[:]); err != nil {
-			break
-		}
-	}
-	p.eof.Store(true)
-	d.wake()
 }
 
 // Send implements [device.Device].
@@ -378,6 +369,7 @@ func (d *Device) Close() error {
 	}
 	d.readers.Wait()
 	d.pushers.Wait()
+	d.closeSegments()
 	for _, p := range d.peers {
 		d.failWith(p, fmt.Errorf("shm: %w", device.ErrClosed))
 		syscall.Munmap(p.seg.mem)

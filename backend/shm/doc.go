@@ -17,6 +17,11 @@
 // is known to its peers at once, by the end of its socket: they fail with
 // errors wrapping [device.ErrPeerLost].
 //
+// The same connections carry the segments of shared windows
+// ([device.Segments]: typed.AllocSharedWindow across processes): one
+// process creates an anonymous memory file and passes its descriptor to
+// the others (SCM_RIGHTS), which map it.
+//
 // Programs do not use it directly: under a launcher mpgo.Main and
 // mpgo.Join open it beside the TCP (or RDMA) backend and route the
 // messages between processes of one host through it (MPGO_SHM=0 turns

@@ -30,7 +30,7 @@ func pairListener(t *testing.T) (*net.UnixListener, string) {
 // over a fresh segment of size bytes.
 func testHello(t *testing.T, self int, secret string, size int) *hello {
 	t.Helper()
-	fd, err := memfd(size)
+	fd, err := memfd("mpgo-shm", size)
 	if err != nil {
 		t.Fatal(err)
 	}

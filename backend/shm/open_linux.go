@@ -157,7 +157,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 // this one and accepting those after it on ln.
 func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixListener, get func(string) (string, error)) error {
 	size := segmentSize(len(local), ringSize)
-	fd, err := memfd(size)
+	fd, err := memfd("mpgo-shm", size)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixLi
 	for _, a := range as {
 		i := slices.Index(local, a.proc)
 		ps := segment{mem: a.mem, ringSize: ringSize}
-		p := &peer{proc: a.proc, pid: a.pid, conn: a.conn, seg: ps, out: ps.ring(index), in: d.seg.ring(i)}
+		p := &peer{proc: a.proc, pid: a.pid, conn: a.conn, done: make(chan struct{}), seg: ps, out: ps.ring(index), in: d.seg.ring(i)}
 		d.peers = append(d.peers, p)
 		d.byProc[a.proc] = p
 	}

@@ -37,14 +37,20 @@ func wakeOn(addr *uint32) {
 	syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, 1, 0, 0, 0)
 }
 
-// memfd makes an anonymous memory file of size bytes, closed on exec: it
-// has no name in any file system, so nothing of it outlives the
-// processes that hold it.
-func memfd(size int) (int, error) {
-	name := []byte("mpgo-shm\x00")
-	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), 1 /* MFD_CLOEXEC */, 0)
+// memfd makes an anonymous memory file of size bytes, zero-filled, closed
+// on exec and readable by its owner alone (mode 0600: only the /proc
+// links of the processes that hold it name it, and those need ptrace
+// rights on them): it has no name in any file system, so nothing of it
+// outlives the processes that hold it. name shows in /proc/<pid>/maps.
+func memfd(name string, size int) (int, error) {
+	b := append([]byte(name), 0)
+	fd, _, errno := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&b[0])), 1 /* MFD_CLOEXEC */, 0)
 	if errno != 0 {
 		return -1, fmt.Errorf("memfd_create: %w", errno)
+	}
+	if err := syscall.Fchmod(int(fd), 0o600); err != nil {
+		syscall.Close(int(fd))
+		return -1, fmt.Errorf("fchmod: %w", err)
 	}
 	if err := syscall.Ftruncate(int(fd), int64(size)); err != nil {
 		syscall.Close(int(fd))

@@ -23,6 +23,7 @@ type env struct {
 	bytes  *typed.Comm[byte]    // byte messages; Bcast, Allgather, Alltoall
 	floats *typed.Comm[float32] // Reduce, Allreduce of MPI_FLOAT with MPI_SUM, as OSU
 	window int
+	shared bool // the one-sided benchmarks' windows: AllocSharedWindow, not AllocWindow (MPBENCH_WIN=shared)
 	sbuf   []byte
 	rbuf   []byte
 	fsend  []float32 // reductions' buffers (MPI_FLOAT, as OSU), instead of sbuf and rbuf

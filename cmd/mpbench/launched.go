@@ -24,6 +24,10 @@ import (
 // Rank 0 prints "V mpgo <version> <device>", then for each repetition and
 // size "R <rep> <index> <size> <lat> <min> <max> <bw> <rate>", the same
 // kernels as the tables' (osu_p2p.go, osu_coll.go, imb.go) timing them.
+// MPBENCH_WIN=shared makes the one-sided benchmarks' windows with
+// AllocSharedWindow (one segment the processes map, operations straight
+// to memory) instead of AllocWindow (default, MPBENCH_WIN=allocate:
+// operations on the target's handlers).
 
 // underLauncher reports whether a launcher started this process.
 func underLauncher() bool { return pmi.Detect(os.Getenv) != pmi.None }
@@ -49,11 +53,17 @@ func runLaunched(args []string, stdout, stderr io.Writer) int {
 	case os.Getenv("MPGO_SHM") == "0":
 		dev = "tcp"
 	}
+	win := os.Getenv("MPBENCH_WIN")
+	if win != "" && win != "allocate" && win != "shared" {
+		fmt.Fprintf(stderr, "mpbench: MPBENCH_WIN=%q: want allocate or shared\n", win)
+		return 2
+	}
 	err = mpgo.Join(func(w *comm.Comm) error {
 		e, err := newEnv(w, b, maxSize, window)
 		if err != nil {
 			return err
 		}
+		e.shared = win == "shared"
 		if w.Rank() == 0 {
 			fmt.Fprintf(stdout, "V mpgo %s %s\n", mpgo.Version, dev)
 		}

@@ -125,11 +125,16 @@ func osuPutBW(e *env, p iterPlan) (sample, error) {
 	return sample{mBW: bw}, err
 }
 
-// onWindow allocates a window of n elements per rank, runs timed on rank 0
-// inside a shared lock of rank 1's part while rank 1 waits in a barrier
-// (making no call that could progress anything), and frees the window.
+// onWindow allocates a window of n elements per rank (shared, with
+// e.shared), runs timed on rank 0 inside a shared lock of rank 1's part
+// while rank 1 waits in a barrier (making no call that could progress
+// anything), and frees the window.
 func onWindow[T any](e *env, n int, timed func(w *typed.Window[T]) error) error {
-	w, _, err := typed.AllocWindow[T](e.w, n)
+	alloc := typed.AllocWindow[T]
+	if e.shared {
+		alloc = typed.AllocSharedWindow[T]
+	}
+	w, _, err := alloc(e.w, n)
 	if err != nil {
 		return fmt.Errorf("mpbench: window of %d elements: %w", n, err)
 	}

@@ -38,6 +38,9 @@
 //
 //   - [Progressor]: a device that moves only while polled lets a waiting
 //     rank drive it before parking.
+//   - [Segments]: a device whose processes can map memory together (the
+//     shared-memory backend) hands segments between them, for windows
+//     whose parts every rank loads and stores directly.
 //   - [OneSided]: one-sided operations (write, read, atomics on memory a
 //     rank exposes in a window). A device that can reach registered
 //     memory directly (the RDMA backend) offers them, and windows then

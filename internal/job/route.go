@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/mpgo/mpgo/comm/device"
@@ -57,6 +58,7 @@ func WithNear(near func(kv device.KV, l device.Layout) (Near, error), far Opener
 func Route(nearDev, far device.Device, near func(proc int) bool, owner func(rank int) int) device.Device {
 	r := &route{near: nearDev, far: far, isNear: near, owner: owner}
 	r.progress, _ = nearDev.(device.Progressor)
+	r.segments, _ = nearDev.(device.Segments)
 	return r
 }
 
@@ -66,11 +68,13 @@ type route struct {
 	isNear    func(proc int) bool
 	owner     func(rank int) int
 	progress  device.Progressor // near's, if it has one
+	segments  device.Segments   // near's, if it has one
 }
 
 var (
 	_ device.Device     = (*route)(nil)
 	_ device.Progressor = (*route)(nil)
+	_ device.Segments   = (*route)(nil)
 )
 
 // Start implements [device.Device].
@@ -103,6 +107,41 @@ func (r *route) Drive(w device.Waiter) bool {
 		return w.Ready()
 	}
 	return r.progress.Drive(w)
+}
+
+// SharesMemory implements [device.Segments] with near's: the processes
+// of this host, where near shares memory.
+func (r *route) SharesMemory(proc int) bool {
+	return r.segments != nil && r.isNear(proc) && r.segments.SharesMemory(proc)
+}
+
+// CreateSegment implements [device.Segments] with near's.
+func (r *route) CreateSegment(key uint64, size int, procs []int) ([]byte, error) {
+	if r.segments == nil {
+		return nil, fmt.Errorf("job: the near device shares no memory: %w", device.ErrNotSupported)
+	}
+	for _, p := range procs {
+		if !r.isNear(p) {
+			return nil, fmt.Errorf("job: a segment for process %d of another host: %w", p, device.ErrArg)
+		}
+	}
+	return r.segments.CreateSegment(key, size, procs)
+}
+
+// AttachSegment implements [device.Segments] with near's.
+func (r *route) AttachSegment(key uint64, creator, size int) ([]byte, error) {
+	if r.segments == nil || !r.isNear(creator) {
+		return nil, fmt.Errorf("job: a segment of process %d, which shares no memory with this one: %w", creator, device.ErrNotSupported)
+	}
+	return r.segments.AttachSegment(key, creator, size)
+}
+
+// ReleaseSegment implements [device.Segments] with near's.
+func (r *route) ReleaseSegment(key uint64, creator int) error {
+	if r.segments == nil {
+		return fmt.Errorf("job: the near device shares no memory: %w", device.ErrNotSupported)
+	}
+	return r.segments.ReleaseSegment(key, creator)
 }
 
 // onceEngine tells the engine of each process's end once.

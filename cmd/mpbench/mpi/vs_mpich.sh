@@ -8,10 +8,7 @@
 # Usage: cmd/mpbench/mpi/vs_mpich.sh [RUNS] [OUTDIR]    (from the module root)
 set -euo pipefail
 runs=${1:-5}
-out=${2:-$(mktemp -d)}
-mkdir -p "$out"
-go build -o "$out/mpbench" ./cmd/mpbench
-mpicc -O2 -w -o "$out/mpbench_mpi" cmd/mpbench/mpi/mpbench.c
+. "$(dirname "$0")/build.sh"
 lat="1:10000:100 4:10000:100 16:10000:100 64:10000:100 256:10000:100 1024:10000:100 4096:10000:100
  16384:1000:10 65536:1000:10 262144:1000:10 1048576:100:10 4194304:100:10 16777216:50:5"
 bw="1:100:10 64:100:10 1024:100:10 16384:100:10 65536:20:2 1048576:20:2 4194304:10:2 16777216:5:1"
@@ -31,19 +28,15 @@ for r in $(seq "$runs"); do
 	run mpich 8 allreduce "$out/mpbench_mpi" allreduce 1 64 $ar
 	run shm 8 allreduce "$out/mpbench" allreduce 1 64 $ar
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "$(dirname "$0")" <<'PY'
 # Runs are alternated (MPICH, then mpgo, in each round), so the ratio of a
 # round is measured over the same minutes: the paired ratio's median is
 # steadier on a busy machine than the ratio of the two medians.
-import sys, glob, statistics, collections
+import sys, statistics
+sys.path.insert(0, sys.argv[2])
+from rounds import read
 out = sys.argv[1]
-vals = collections.defaultdict(list)  # (bench, size, impl) -> per-round figures
-for f in glob.glob(out + "/*.txt"):
-    name, bench = f.split("/")[-1].split(".")[:2]
-    for line in open(f):
-        p = line.split()
-        if p and p[0] == "R":
-            vals[bench, int(p[3]), name].append(float(p[7] if bench == "bw" else p[4]))
+vals = read(out, lambda bench: 7 if bench == "bw" else 4)  # (bench, size, impl) -> per-run figures
 for bench in ("latency", "bw", "allreduce"):
     unit = "MB/s" if bench == "bw" else "us"
     better = "higher" if bench == "bw" else "lower"

@@ -93,31 +93,70 @@ func (ep *Endpoint) markRunning(on bool) {
 	}
 }
 
-// spin busy-waits for r while the rank it waits for runs on another P,
-// if the caller's rank ran spinAfter or more since its previous slow wait,
-// and reports whether r completed.
-func (r *Request) spin() bool {
-	m := r.ep.w.running
+// waitCond is what a waiter waits for: ready once it can go on; awaitedRuns
+// whether a rank that can make it ready is marked running. A value type
+// per kind of wait (reqCond, wordCond), so that pollFor's instances call
+// both directly.
+type waitCond interface {
+	ready() bool
+	awaitedRuns(m []running) bool
+}
+
+// reqCond waits for a request's completion.
+type reqCond struct{ r *Request }
+
+func (c reqCond) ready() bool                  { return c.r.ev.fired() }
+func (c reqCond) awaitedRuns(m []running) bool { return c.r.awaitedRuns(m) }
+
+// wordCond waits for a word to leave the value old: a gate's generation,
+// which whichever member arrives last moves on, so any other rank of the
+// world may be the one awaited.
+type wordCond struct {
+	w   *atomic.Uint32
+	old uint32
+	me  int
+}
+
+func (c wordCond) ready() bool { return c.w.Load() != c.old }
+func (c wordCond) awaitedRuns(m []running) bool {
+	return anyOtherRuns(m, c.me)
+}
+
+// spinFor busy-waits for c while a rank it waits for runs on another P,
+// if ep's rank ran spinAfter or more since its previous slow wait, and
+// reports whether c became ready.
+func spinFor[C waitCond](ep *Endpoint, c C) bool {
+	m := ep.w.running
 	if m == nil {
-		return r.ev.fired()
+		return c.ready()
 	}
-	me := &m[r.ep.rank]
+	me := &m[ep.rank]
 	start := nanotime()
 	if start-me.lastWait.Swap(start) < int64(spinAfter) {
-		return r.ev.fired()
+		return c.ready()
 	}
 	deadline := start + int64(spinBudget)
 	for i := 1; ; i++ {
-		if r.ev.fired() {
+		if c.ready() {
 			return true
 		}
-		if !r.awaitedRuns(m) {
+		if !c.awaitedRuns(m) {
 			return false
 		}
 		if i%spinCheck == 0 && nanotime() > deadline {
-			return r.ev.fired()
+			return c.ready()
 		}
 	}
+}
+
+// anyOtherRuns reports whether a rank other than me is marked running.
+func anyOtherRuns(m []running, me int) bool {
+	for i := range m {
+		if i != me && m[i].on.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // awaitedRuns reports whether a rank that can complete r is marked
@@ -128,12 +167,7 @@ func (r *Request) awaitedRuns(m []running) bool {
 	if p := r.peer; p >= 0 && p < len(m) && p != r.ep.rank {
 		return m[p].on.Load()
 	}
-	for i := range m {
-		if i != r.ep.rank && m[i].on.Load() {
-			return true
-		}
-	}
-	return false
+	return anyOtherRuns(m, r.ep.rank)
 }
 
 // poll waits for r without parking: it yields the P up to the world's
@@ -146,10 +180,26 @@ func (r *Request) poll(mark bool) bool { return r.pollYields(mark, r.ep.w.yields
 // pollYields is poll with yields yields (a collective's gate yields even
 // where ranks outnumber Ps).
 func (r *Request) pollYields(mark bool, yields int) bool {
-	ep := r.ep
+	return pollFor(r.ep, reqCond{r}, mark, yields)
+}
+
+// PollWord waits, as a blocking call's poll does (yields, then spins where
+// that is safe and pays), for *w to differ from old, and reports whether
+// it did; the caller parks otherwise. For the rank's own goroutine only (it
+// keeps the rank's running mark).
+func (ep *Endpoint) PollWord(w *atomic.Uint32, old uint32, yields int) bool {
+	return pollFor(ep, wordCond{w, old, ep.rank}, true, yields)
+}
+
+// pollFor yields ep's P up to yields times until c is ready, then spins
+// where that is safe and pays (see above), and reports whether c became
+// ready. mark: the caller is its rank's goroutine (not a helper of a
+// non-blocking collective), whose running mark it keeps, and which may
+// spin.
+func pollFor[C waitCond](ep *Endpoint, c C, mark bool, yields int) bool {
 	mark = mark && ep.w.running != nil // read once: on many ranks every line a waiter touches costs
 	for i := 0; i < yields; i++ {
-		if r.ev.fired() {
+		if c.ready() {
 			return true
 		}
 		if mark {
@@ -163,7 +213,7 @@ func (r *Request) pollYields(mark bool, yields int) bool {
 	if !mark {
 		// A helper does not spin: its own rank's goroutine may be the
 		// one queued behind it on its P. Nor does a world that never spins.
-		return r.ev.fired()
+		return c.ready()
 	}
-	return r.spin()
+	return spinFor(ep, c)
 }

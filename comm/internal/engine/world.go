@@ -25,6 +25,7 @@ type World struct {
 	running     []running         // each rank's running mark (spin.go); nil: never spin
 	dev         device.Device     // nil when every rank is local
 	progress    device.Progressor // dev, when waiting ranks drive its progress
+	segments    device.Segments   // dev, when its processes can map memory together
 	pool        *buffer.Pool      // eager copies
 	local       []bool            // which world ranks run here; nil: all
 	process     func(int) int     // Config.Process
@@ -169,6 +170,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	if p, ok := cfg.Device.(device.Progressor); ok {
 		w.progress = p
 	}
+	w.segments, _ = cfg.Device.(device.Segments)
 
 	for i := range w.eps {
 		ep := &w.eps[i]
@@ -232,6 +234,10 @@ func (ep *Endpoint) AllLocal() bool { return ep.w.local == nil }
 // Process returns the world's process map (Config.Process; nil: one
 // process).
 func (ep *Endpoint) Process() func(rank int) int { return ep.w.process }
+
+// Segments returns the world's device's shared segments between
+// processes (nil: it has none).
+func (ep *Endpoint) Segments() device.Segments { return ep.w.segments }
 
 // Node returns the world's node map (Config.Node; nil: none given).
 func (ep *Endpoint) Node() func(rank int) int { return ep.w.node }
