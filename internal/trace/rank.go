@@ -37,9 +37,7 @@ func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes
 	if o.ring == nil {
 		return
 	}
-	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: int32(dst),
-		DstWorld: int32(dstWorld), Tag: int32(tag), Op: OpSend, Flags: flags(async, failed)}
-	o.ring.add(&rec)
+	o.ring.slot().set(start, end, ctx, bytes, src, dst, dstWorld, tag, OpSend, flags(async, failed))
 }
 
 // Received records a receive from start until end that matched the
@@ -52,9 +50,7 @@ func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async
 	if o.ring == nil {
 		return
 	}
-	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: -1,
-		DstWorld: int32(o.world), Tag: int32(tag), Op: OpRecv, Flags: flags(async, false)}
-	o.ring.add(&rec)
+	o.ring.slot().set(start, end, ctx, bytes, src, -1, o.world, tag, OpRecv, flags(async, false))
 }
 
 // Collective records the collective call name (Set.Name) from start until
@@ -67,9 +63,8 @@ func (o *Rank) Collective(start int64, ctx uint64, name, alg uint16, bytes int) 
 	if o.ring == nil {
 		return
 	}
-	rec := Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: -1, Dst: -1, DstWorld: -1,
+	*o.ring.slot() = Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: -1, Dst: -1, DstWorld: -1,
 		Name: name, Alg: alg, Op: OpColl}
-	o.ring.add(&rec)
 }
 
 // Blocked counts t ticks that a goroutine of the rank was parked.

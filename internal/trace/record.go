@@ -56,3 +56,12 @@ type Record struct {
 	Op         Op
 	Flags      uint8
 }
+
+// set fills r, a slot of a ring, with a point-to-point operation's
+// record: field by field, in place (a composite literal is built on the
+// stack and copied).
+func (r *Record) set(start, end int64, ctx uint64, bytes, src, dst, dstWorld, tag int, op Op, flags uint8) {
+	r.Start, r.End, r.Ctx, r.Bytes = start, end, ctx, int64(bytes)
+	r.Src, r.Dst, r.DstWorld, r.Tag = int32(src), int32(dst), int32(dstWorld), int32(tag)
+	r.Name, r.Alg, r.Op, r.Flags = 0, 0, op, flags
+}

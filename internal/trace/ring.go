@@ -28,9 +28,13 @@ func newRing(n int) *ring {
 }
 
 // add writes rec into the next slot.
-func (g *ring) add(rec *Record) {
+func (g *ring) add(rec *Record) { *g.slot() = *rec }
+
+// slot takes the next slot, for the caller to fill: a hook writes its
+// record in place, without a copy.
+func (g *ring) slot() *Record {
 	i := g.next.Add(1) - 1
-	g.buf[i&g.mask] = *rec
+	return &g.buf[i&g.mask]
 }
 
 // records returns the ring's records, oldest first, and how many older

@@ -91,9 +91,18 @@ func (r *Request) traceSend(o *trace.Rank, err error, now int64) {
 	o.Sent(start, end, r.ctx, r.src, int(r.to), r.peer, r.tag, n, async, err != nil)
 }
 
-// traceRecv records that receive r matched the message of st (before r
-// completes: st.Count is in bytes); now as started has it.
-func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) {
+// recvTrace is a receive's record, taken from its request before it
+// completes and written after (take).
+type recvTrace struct {
+	start, end      int64
+	ctx             uint64
+	src, tag, bytes int
+	async           bool
+}
+
+// traceRecv returns the record of receive r, which matched the message of
+// st (before r completes: st.Count is in bytes); now as started has it.
+func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) recvTrace {
 	if st.Count > reuseLimit {
 		now = 0 // the copy took time
 	}
@@ -102,7 +111,12 @@ func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) {
 		end = o.Now()
 		start, async = end, !r.pooled // a Mrecv: its message was there when it was posted
 	}
-	o.Received(start, end, r.ctx, st.Source, st.Tag, st.Count, async)
+	return recvTrace{start: start, end: end, ctx: r.ctx, src: st.Source, tag: st.Tag, bytes: st.Count, async: async}
+}
+
+// record writes t into o.
+func (t *recvTrace) record(o *trace.Rank) {
+	o.Received(t.start, t.end, t.ctx, t.src, t.tag, t.bytes, t.async)
 }
 
 // sleepObserved is ev.sleep for a goroutine of a rank that records how

@@ -193,10 +193,18 @@ func take(r *Request, m *msg, now int64) {
 		s.complete(Status{}, nil)
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
-	if o := r.ep.obs; o != nil {
-		r.traceRecv(o, st, now)
+	// The receive's record is written once its rank is woken, off the
+	// path to its return: its contents are taken from r first, which is
+	// the receiver's again once complete fires.
+	o := r.ep.obs
+	var rt recvTrace
+	if o != nil {
+		rt = r.traceRecv(o, st, now)
 	}
 	r.complete(st, err)
+	if o != nil {
+		rt.record(o)
+	}
 }
 
 // takeBuf delivers m to a RecvBuf: the sender's Buf itself when it sent
