@@ -77,11 +77,12 @@ func (s *Set) Export() File {
 		Event{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": pid}})
 	async := 0
 	scale := s.clock.Scale()
+	byRank, drops := s.records()
 	for r, o := range s.ranks {
 		if o == nil || o.ring == nil {
 			continue
 		}
-		recs, dropped := o.ring.records()
+		recs, dropped := byRank[r], drops[r]
 		if dropped > 0 {
 			if f.OtherData.Dropped == nil {
 				f.OtherData.Dropped = map[string]uint64{}
@@ -104,6 +105,26 @@ func (s *Set) Export() File {
 	}
 	f.TraceEvents = append(f.TraceEvents, Flows(f.TraceEvents)...)
 	return f
+}
+
+// records returns the records of each rank of s, from every ring (a
+// rank's receives may be in its senders' rings), and how many of each
+// rank's records the rings overwrote, by world rank.
+func (s *Set) records() (recs [][]Record, dropped []uint64) {
+	recs, dropped = make([][]Record, len(s.ranks)), make([]uint64, len(s.ranks))
+	for _, o := range s.ranks {
+		if o == nil || o.ring == nil {
+			continue
+		}
+		for _, rec := range o.ring.records() {
+			w := o.ring.owner(&rec)
+			recs[w] = append(recs[w], rec)
+		}
+		for r := range dropped {
+			dropped[r] += o.ring.dropped[r].Load()
+		}
+	}
+	return recs, dropped
 }
 
 // WriteChrome writes s's timeline (Export) to w as JSON.

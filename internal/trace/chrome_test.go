@@ -115,7 +115,7 @@ func TestDroppedRecordsGetNoFlows(t *testing.T) {
 	}
 	for range 2 {
 		s.Rank(0).Sent(0, 1, 2, 0, 1, 1, 0, 8, false, false)
-		s.Rank(1).Received(0, 1, 2, 0, 0, 8, false)
+		s.Rank(1).Received(nil, 0, 1, 2, 0, 0, 8, false)
 	}
 	f := s.Export()
 	if n := len(flowPairs(t, &f)); n != 0 {
@@ -123,6 +123,36 @@ func TestDroppedRecordsGetNoFlows(t *testing.T) {
 	}
 	if f.OtherData.Dropped["0"] != 1 {
 		t.Fatalf("dropped %v, want rank 0: 1", f.OtherData.Dropped)
+	}
+}
+
+// A receive that its sender's goroutine recorded, into the sender's
+// ring, is on the receiver's track, paired with its send; when the
+// sender's ring overwrites it, the receiver lost a record.
+func TestReceiveRecordedBySender(t *testing.T) {
+	s, err := NewSet(2, nil, 0, Options{Trace: true, Events: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Rank(0).Sent(0, 1, 2, 0, 1, 1, 0, 8, false, false)
+	s.Rank(1).Received(s.Rank(0), 0, 1, 2, 0, 0, 8, false)
+	f := s.Export()
+	var tracks []int
+	for _, e := range f.TraceEvents {
+		if e.Ph == "X" {
+			tracks = append(tracks, e.Tid)
+		}
+	}
+	if len(tracks) != 2 || tracks[0] != 0 || tracks[1] != 1 {
+		t.Fatalf("slices on tracks %v, want the send on 0 and the receive on 1", tracks)
+	}
+	if n := len(flowPairs(t, &f)); n != 1 {
+		t.Fatalf("%d flows, want 1", n)
+	}
+	s.Rank(0).Sent(2, 3, 2, 0, 1, 1, 0, 8, false, false) // overwrites the send
+	s.Rank(0).Sent(4, 5, 2, 0, 1, 1, 0, 8, false, false) // and the receive
+	if f = s.Export(); f.OtherData.Dropped["0"] != 1 || f.OtherData.Dropped["1"] != 1 {
+		t.Fatalf("dropped %v, want rank 0: 1 and rank 1: 1", f.OtherData.Dropped)
 	}
 }
 

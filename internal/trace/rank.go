@@ -42,15 +42,21 @@ func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes
 
 // Received records a receive from start until end that matched the
 // message src (the sender's rank in the communicator of context ctx)
-// sent with tag, of bytes.
-func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async bool) {
+// sent with tag, of bytes. by is the rank whose goroutine records it,
+// into whose ring the record goes (the sender's, when its send completed
+// the receive: the ring stays in the cache of the core that writes it);
+// nil for o.
+func (o *Rank) Received(by *Rank, start, end int64, ctx uint64, src, tag, bytes int, async bool) {
 	if o.count {
 		o.c.received(int64(bytes))
 	}
 	if o.ring == nil {
 		return
 	}
-	o.ring.slot().set(start, end, ctx, bytes, src, -1, o.world, tag, OpRecv, flags(async, false))
+	if by == nil {
+		by = o
+	}
+	by.ring.slot().set(start, end, ctx, bytes, src, -1, o.world, tag, OpRecv, flags(async, false))
 }
 
 // Collective records the collective call name (Set.Name) from start until

@@ -55,7 +55,7 @@ func NewSet(n int, local []int, process int, o Options) (*Set, error) {
 		}
 		o := &Rank{clock: s.clock, world: r, set: s, count: s.opts.Stats}
 		if s.opts.Trace {
-			o.ring = newRing(s.opts.Events)
+			o.ring = newRing(s.opts.Events, r, n)
 		}
 		s.ranks[r] = o
 		return nil

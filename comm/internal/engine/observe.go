@@ -91,18 +91,13 @@ func (r *Request) traceSend(o *trace.Rank, err error, now int64) {
 	o.Sent(start, end, r.ctx, r.src, int(r.to), r.peer, r.tag, n, async, err != nil)
 }
 
-// recvTrace is a receive's record, taken from its request before it
-// completes and written after (take).
-type recvTrace struct {
-	start, end      int64
-	ctx             uint64
-	src, tag, bytes int
-	async           bool
-}
-
-// traceRecv returns the record of receive r, which matched the message of
-// st (before r completes: st.Count is in bytes); now as started has it.
-func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) recvTrace {
+// completeTraced completes receive r, which matched the message of st,
+// and records it (o: its rank's recorder; by: the recorder of the rank
+// whose goroutine calls, nil for o; now as started has it). The record is
+// written once the receiver is woken, off the path to its return: what it
+// holds is taken from r first, which is the receiver's again once it
+// completes.
+func (r *Request) completeTraced(o, by *trace.Rank, st Status, err error, now int64) {
 	if st.Count > reuseLimit {
 		now = 0 // the copy took time
 	}
@@ -111,12 +106,9 @@ func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) recvTrace {
 		end = o.Now()
 		start, async = end, !r.pooled // a Mrecv: its message was there when it was posted
 	}
-	return recvTrace{start: start, end: end, ctx: r.ctx, src: st.Source, tag: st.Tag, bytes: st.Count, async: async}
-}
-
-// record writes t into o.
-func (t *recvTrace) record(o *trace.Rank) {
-	o.Received(t.start, t.end, t.ctx, t.src, t.tag, t.bytes, t.async)
+	ctx := r.ctx
+	r.complete(st, err)
+	o.Received(by, start, end, ctx, st.Source, st.Tag, st.Count, async)
 }
 
 // sleepObserved is ev.sleep for a goroutine of a rank that records how

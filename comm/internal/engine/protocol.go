@@ -7,6 +7,7 @@ import (
 	"github.com/mpgo/mpgo/buffer"
 	"github.com/mpgo/mpgo/comm/device"
 	"github.com/mpgo/mpgo/comm/internal/memcopy"
+	"github.com/mpgo/mpgo/internal/trace"
 )
 
 // The protocols between a sender and the receiver's inbox (shared memory):
@@ -143,8 +144,10 @@ func (a arrivingPull) Pull(dst []byte) error { return a.in.PullArriving(dst) }
 // take delivers message m to receive r: type check, copy or handoff,
 // completion of the sender (rendezvous) and of r. Neither is in a queue any
 // more; no lock is held. now is the clock of r's world's recorder, read a
-// moment ago by the caller (observe.go), or 0.
-func take(r *Request, m *msg, now int64) {
+// moment ago by the caller (observe.go), or 0; by is the recorder of the
+// rank whose goroutine calls (a local sender's), whose ring takes r's
+// record, or nil for r's rank's.
+func take(r *Request, m *msg, now int64, by *trace.Rank) {
 	st := m.status()
 	var err error
 	switch {
@@ -193,18 +196,11 @@ func take(r *Request, m *msg, now int64) {
 		s.complete(Status{}, nil)
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
-	// The receive's record is written once its rank is woken, off the
-	// path to its return: its contents are taken from r first, which is
-	// the receiver's again once complete fires.
-	o := r.ep.obs
-	var rt recvTrace
-	if o != nil {
-		rt = r.traceRecv(o, st, now)
+	if o := r.ep.obs; o != nil {
+		r.completeTraced(o, by, st, err, now)
+		return
 	}
 	r.complete(st, err)
-	if o != nil {
-		rt.record(o)
-	}
 }
 
 // takeBuf delivers m to a RecvBuf: the sender's Buf itself when it sent
@@ -274,7 +270,7 @@ func (ep *Endpoint) startSend(r *Request) error {
 	}
 	if rr != nil {
 		m.sreq = nil // the sender completes itself, below
-		take(rr, &m, now)
+		take(rr, &m, now, ep.obs)
 		r.completeAt(Status{}, nil, now)
 		return nil
 	}
@@ -310,12 +306,12 @@ func (ep *Endpoint) deliver(r *Request, m *msg, now int64) {
 		go func() {
 			defer w.pulls.Done()
 			defer w.pulling.Add(-1)
-			take(r, m, 0)
+			take(r, m, 0, nil)
 			freeMsg(m)
 		}()
 		return
 	}
-	take(r, m, now)
+	take(r, m, now, nil)
 	freeMsg(m)
 }
 
