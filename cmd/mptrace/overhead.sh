@@ -3,10 +3,13 @@
 # on, nothing measurable when off).
 #
 #  1. BenchmarkObserve (8 B ping-pong between 2 goroutine ranks: off,
-#     trace, stats; from AnySource: off, record, trace) and BenchmarkObserveSize (off and trace at
-#     1 KiB and 64 KiB), ROUNDS runs of one -count each, so that off and
-#     trace alternate within every run; prints benchstat and the median
-#     over runs of each run's trace/off ratio (paired: the same minutes).
+#     trace, stats; from AnySource: off, record, trace),
+#     BenchmarkObserveSize (off and trace at 1 KiB and 64 KiB) and
+#     BenchmarkObserveSelf (a rank sending to itself: the CPU a record
+#     costs, steadier under load), ROUNDS runs of one -count each, so
+#     that off and trace alternate within every run; prints benchstat and
+#     the median over runs of each run's trace/off ratio (paired: the
+#     same minutes).
 #  2. With BASE (a git ref), the same benchmarks of BASE's tree, run by
 #     run alternated with this tree's, and benchstat BASE vs this tree:
 #     the "off" rows say what the hooks cost when tracing is off.
@@ -26,7 +29,7 @@ out=${2:-$(mktemp -d)}
 base=${3:-}
 mpi_rounds=${MPI_ROUNDS:-5}
 mkdir -p "$out"
-bench='^(Observe|ObserveSize)$' # every case (a -bench pattern is matched level by level: no / inside an alternation)
+bench='^(Observe|ObserveSize|ObserveSelf)$' # every case (a -bench pattern is matched level by level: no / inside an alternation)
 go test -c -o "$out/new.test" .
 if [ -n "$base" ]; then
 	tree=$(mktemp -d)
@@ -64,6 +67,7 @@ for line in open(sys.argv[1]):
 pairs = [("Observe/trace", "Observe/off"), ("Observe/stats", "Observe/off"),
          ("Observe/anysource/record", "Observe/anysource/off"),
          ("Observe/anysource/trace", "Observe/anysource/off"),
+         ("ObserveSelf/trace", "ObserveSelf/off"),
          ("ObserveSize/1024/trace", "ObserveSize/1024/off"),
          ("ObserveSize/65536/trace", "ObserveSize/65536/off")]
 print("== ratio to off, median of the runs' paired ratios (n runs), and the medians' ns/op")
