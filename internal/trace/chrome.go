@@ -51,8 +51,8 @@ type Meta struct {
 	// file's time 0: merging aligns files by it, which is exact for
 	// processes on one host and as good as the hosts' clocks otherwise.
 	WallStart string `json:"wallStart"`
-	// Dropped counts, per rank, the oldest records its ring overwrote;
-	// such a rank's messages get no flows.
+	// Dropped counts, per rank, the oldest of its records the rings
+	// overwrote; such a rank's messages get no flows.
 	Dropped map[string]uint64 `json:"dropped,omitempty"`
 }
 
@@ -79,7 +79,7 @@ func (s *Set) Export() File {
 	scale := s.clock.Scale()
 	byRank, drops := s.records()
 	for r, o := range s.ranks {
-		if o == nil || o.ring == nil {
+		if o == nil || !o.trace {
 			continue
 		}
 		recs, dropped := byRank[r], drops[r]
@@ -107,21 +107,20 @@ func (s *Set) Export() File {
 	return f
 }
 
-// records returns the records of each rank of s, from every ring (a
-// rank's receives may be in its senders' rings), and how many of each
-// rank's records the rings overwrote, by world rank.
+// records returns the records of each rank of s, gathered from the
+// rings of every P, and how many of each rank's records the rings
+// overwrote, by world rank.
 func (s *Set) records() (recs [][]Record, dropped []uint64) {
 	recs, dropped = make([][]Record, len(s.ranks)), make([]uint64, len(s.ranks))
-	for _, o := range s.ranks {
-		if o == nil || o.ring == nil {
+	for _, g := range s.allRings() {
+		if g == nil {
 			continue
 		}
-		for _, rec := range o.ring.records() {
-			w := o.ring.owner(&rec)
-			recs[w] = append(recs[w], rec)
+		for _, rec := range g.records() {
+			recs[rec.Rank] = append(recs[rec.Rank], rec)
 		}
-		for r := range dropped {
-			dropped[r] += o.ring.dropped[r].Load()
+		for r, n := range g.dropped {
+			dropped[r] += n
 		}
 	}
 	return recs, dropped

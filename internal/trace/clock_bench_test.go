@@ -14,7 +14,7 @@ func BenchmarkClock(b *testing.B) {
 }
 
 func BenchmarkRingAdd(b *testing.B) {
-	g := newRing(1<<12, 0, 1)
+	g := newRing(1<<12, 1)
 	rec := Record{Op: OpSend}
 	for i := 0; i < b.N; i++ {
 		rec.Start = int64(i)

@@ -6,13 +6,14 @@
 // Nothing here runs unless a world was configured with a [Set]: the engine
 // and package comm hold a *[Rank] per rank, nil when observation is off,
 // and test it before every hook, so that the cost when off is that one nil
-// test. When on, a hook takes a slot in a ring by one atomic add and
-// writes a fixed-size [Record] there, field by field: no lock, no
-// allocation, no name (collectives and communicators are numbers, named
-// at export). Each ring is written by the goroutines of one rank: a
-// receive that a local send completed is recorded by the sender, in the
-// sender's ring, so that no ring's cache lines move between the cores of
-// a ping-pong; export gives each record to its rank's track.
+// test. When on, a hook pins its goroutine to its P (the runtime's
+// processor), takes the next slot of that P's ring by a plain store and
+// writes a fixed-size [Record] there, one cache line, field by field: no
+// atomic, no lock, no allocation, no name (collectives and communicators
+// are numbers, named at export). A ring per P has one writer at a time
+// and stays in the cache of the core that runs it, where a ring per rank
+// moved between the cores of a ping-pong with every message; export
+// gathers each rank's records from every ring onto the rank's track.
 //
 // # Timestamps
 //
@@ -44,7 +45,9 @@
 //
 // The files, one concept each: clock.go (the clock: the invariant TSC or
 // nanotime, tsc_*.go), record.go (one record and the operations it
-// names), ring.go (the ring of records a rank's goroutines write), counters.go (a rank's
+// names), ring.go (a P's ring of records), pin.go (which ring a
+// goroutine writes), slot*.go (taking a slot, plainly or for the race
+// detector), counters.go (a rank's
 // counters), rank.go (what one rank records), set.go (a world's ranks,
 // names and options), chrome.go (the Chrome trace-event JSON a set
 // exports), flows.go (pairing each send with the receive that matched

@@ -1,66 +1,51 @@
 package trace
 
-import "sync/atomic"
+import (
+	"runtime"
+	"unsafe"
+)
 
-// DefaultEvents is a ring's capacity in records when none is configured:
-// 32768 records, 2 MiB a rank.
+// DefaultEvents is the records a rank keeps when no other number is
+// configured: 32768 records of 64 bytes, 2 MiB.
 const DefaultEvents = 1 << 15
 
-// ring is the most recent records written by one rank's goroutines: its
-// own operations, and the receives of other ranks that its sends
-// completed (Rank.Received), so that a ping-pong's two cores each write
-// a ring of their own and no cache line of a ring moves between them.
-// Any goroutine may add to it (a rendezvous send completes on its
-// receiver's goroutine, a rank may call from several): a writer takes a
-// slot by one atomic add and fills it; slots are read only once the run
-// is over (its goroutines joined), so a reader sees every write. When
-// more records come than it holds, the oldest are overwritten, and
-// dropped counts them by the rank they belonged to.
+// ring is the most recent records written on one P (the runtime's
+// processor: a goroutine that records pins itself to its P, pin.go), by
+// whichever rank's goroutine ran there. A P runs one goroutine at a time
+// and a pinned one is not preempted, so a ring has one writer at a time
+// and takes its slots by plain stores (slot_*.go): no atomic, and its
+// cache lines stay on the core that runs the P, where a ring per rank
+// moved between the cores of a ping-pong with every message (a rank's
+// goroutine runs on either core, and its send completes the peer's
+// receive). Slots are read only once the run is over (its goroutines
+// joined), so a reader sees every write. When more records come than it
+// holds, the oldest are overwritten, and dropped counts them by the rank
+// they belonged to.
 type ring struct {
-	next    atomic.Uint64 // slots taken so far
+	next    uint64 // slots taken so far
 	mask    uint64
 	buf     []Record
-	rank    int32           // the world rank whose ring it is
-	dropped []atomic.Uint64 // records overwritten, by owner's world rank
+	dropped []uint64        // records overwritten, by world rank (Record.Rank)
+	_       [cacheLine]byte // the next P's ring is another core's
 }
 
-// newRing returns the ring of world rank rank of a world of n ranks, of
-// at least size records (a power of two).
-func newRing(size, rank, n int) *ring {
+// newRing returns a ring of at least size records (a power of two) for a
+// world of n ranks.
+func newRing(size, n int) *ring {
 	c := 1
 	for c < size {
 		c <<= 1
 	}
-	return &ring{mask: uint64(c - 1), buf: make([]Record, c), rank: int32(rank), dropped: make([]atomic.Uint64, n)}
+	return &ring{mask: uint64(c - 1), buf: make([]Record, c), dropped: make([]uint64, n)}
 }
 
 // add writes rec into the next slot.
 func (g *ring) add(rec *Record) { *g.slot() = *rec }
 
-// slot takes the next slot, for the caller to fill: a hook writes its
-// record in place, without a copy.
-func (g *ring) slot() *Record {
-	i := g.next.Add(1) - 1
-	p := &g.buf[i&g.mask]
-	if i > g.mask {
-		g.dropped[g.owner(p)].Add(1) // about to be overwritten
-	}
-	return p
-}
-
-// owner returns the world rank whose record rec, one of g's, is: a
-// receive's receiver, any other record's g's rank.
-func (g *ring) owner(rec *Record) int32 {
-	if rec.Op == OpRecv {
-		return rec.DstWorld
-	}
-	return g.rank
-}
-
 // records returns the ring's records, oldest first. Call it once the
 // writers are done.
 func (g *ring) records() []Record {
-	n := g.next.Load()
+	n := g.next
 	size := g.mask + 1
 	if n <= size {
 		return append([]Record(nil), g.buf[:n]...)
@@ -70,3 +55,18 @@ func (g *ring) records() []Record {
 	recs = append(recs, g.buf[start:]...)
 	return append(recs, g.buf[:start]...)
 }
+
+// ringSize is the records of each P's ring of a set of local ranks
+// keeping events records each: enough that ranks spread over the Ps keep
+// theirs, and a rank that runs on one P keeps its events.
+func ringSize(events, local int) int {
+	procs := runtime.GOMAXPROCS(0)
+	return events * ((local + procs - 1) / procs)
+}
+
+// A record fills one cache line: a slot never straddles two (a ring's
+// buffer is a large allocation, page-aligned).
+var (
+	_ [cacheLine - unsafe.Sizeof(Record{})]struct{}
+	_ [unsafe.Sizeof(Record{}) - cacheLine]struct{}
+)

@@ -92,12 +92,11 @@ func (r *Request) traceSend(o *trace.Rank, err error, now int64) {
 }
 
 // completeTraced completes receive r, which matched the message of st,
-// and records it (o: its rank's recorder; by: the recorder of the rank
-// whose goroutine calls, nil for o; now as started has it). The record is
+// and records it (o: its rank's recorder; now as started has it). The record is
 // written once the receiver is woken, off the path to its return: what it
 // holds is taken from r first, which is the receiver's again once it
 // completes.
-func (r *Request) completeTraced(o, by *trace.Rank, st Status, err error, now int64) {
+func (r *Request) completeTraced(o *trace.Rank, st Status, err error, now int64) {
 	if st.Count > reuseLimit {
 		now = 0 // the copy took time
 	}
@@ -108,7 +107,7 @@ func (r *Request) completeTraced(o, by *trace.Rank, st Status, err error, now in
 	}
 	ctx := r.ctx
 	r.complete(st, err)
-	o.Received(by, start, end, ctx, st.Source, st.Tag, st.Count, async)
+	o.Received(start, end, ctx, st.Source, st.Tag, st.Count, async)
 }
 
 // sleepObserved is ev.sleep for a goroutine of a rank that records how

@@ -7,7 +7,6 @@ import (
 	"github.com/mpgo/mpgo/buffer"
 	"github.com/mpgo/mpgo/comm/device"
 	"github.com/mpgo/mpgo/comm/internal/memcopy"
-	"github.com/mpgo/mpgo/internal/trace"
 )
 
 // The protocols between a sender and the receiver's inbox (shared memory):
@@ -144,10 +143,8 @@ func (a arrivingPull) Pull(dst []byte) error { return a.in.PullArriving(dst) }
 // take delivers message m to receive r: type check, copy or handoff,
 // completion of the sender (rendezvous) and of r. Neither is in a queue any
 // more; no lock is held. now is the clock of r's world's recorder, read a
-// moment ago by the caller (observe.go), or 0; by is the recorder of the
-// rank whose goroutine calls (a local sender's), whose ring takes r's
-// record, or nil for r's rank's.
-func take(r *Request, m *msg, now int64, by *trace.Rank) {
+// moment ago by the caller (observe.go), or 0.
+func take(r *Request, m *msg, now int64) {
 	st := m.status()
 	var err error
 	switch {
@@ -197,7 +194,7 @@ func take(r *Request, m *msg, now int64, by *trace.Rank) {
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
 	if o := r.ep.obs; o != nil {
-		r.completeTraced(o, by, st, err, now)
+		r.completeTraced(o, st, err, now)
 		return
 	}
 	r.complete(st, err)
@@ -270,7 +267,7 @@ func (ep *Endpoint) startSend(r *Request) error {
 	}
 	if rr != nil {
 		m.sreq = nil // the sender completes itself, below
-		take(rr, &m, now, ep.obs)
+		take(rr, &m, now)
 		r.completeAt(Status{}, nil, now)
 		return nil
 	}
@@ -306,12 +303,12 @@ func (ep *Endpoint) deliver(r *Request, m *msg, now int64) {
 		go func() {
 			defer w.pulls.Done()
 			defer w.pulling.Add(-1)
-			take(r, m, 0, nil)
+			take(r, m, 0)
 			freeMsg(m)
 		}()
 		return
 	}
-	take(r, m, now, nil)
+	take(r, m, now)
 	freeMsg(m)
 }
 

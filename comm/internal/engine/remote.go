@@ -67,7 +67,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 		return true, nil
 	case !env.Rendezvous:
 		mm.arriving = true
-		take(rr, &mm, 0, nil)
+		take(rr, &mm, 0)
 		return false, nil
 	}
 	pulled := mm // mm itself stays on the stack
@@ -76,7 +76,7 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	go func() {
 		defer w.pulls.Done()
 		defer w.pulling.Add(-1)
-		take(rr, &pulled, 0, nil)
+		take(rr, &pulled, 0)
 	}()
 	return false, nil
 }
