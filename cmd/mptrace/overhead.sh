@@ -29,7 +29,7 @@ out=${2:-$(mktemp -d)}
 base=${3:-}
 mpi_rounds=${MPI_ROUNDS:-5}
 mkdir -p "$out"
-bench='^(Observe|ObserveSize|ObserveSelf)$' # every case (a -bench pattern is matched level by level: no / inside an alternation)
+bench='^Benchmark(Observe|ObserveSize|ObserveSelf)$' # every case (a -bench pattern is matched level by level: no / inside an alternation)
 go test -c -o "$out/new.test" .
 if [ -n "$base" ]; then
 	tree=$(mktemp -d)
