@@ -177,9 +177,10 @@
 //     process writes file with its number before the extension
 //     (trace.0.json, …); `go run github.com/mpgo/mpgo/cmd/mptrace -o
 //     trace.json trace.*.json` merges them, aligned by the wall clock,
-//     with the arrows between processes. Each rank keeps its most recent
-//     MPGO_TRACE_EVENTS records (default 32768, 2 MiB a rank); a rank that
-//     overwrote some gets no arrows (the file's otherData says how many).
+//     with the arrows between processes. Each rank keeps about its most
+//     recent MPGO_TRACE_EVENTS records (default 32768 of 64 bytes, 2 MiB,
+//     in rings per P: see [comm.Observe]); a rank that lost some gets no
+//     arrows (the file's otherData says how many).
 //     Probes, and collectives' shared-memory steps (which send no
 //     messages), are not in the timeline.
 //   - MPGO_STATS=1 ([WithStats]) prints each rank's counters when the run

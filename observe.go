@@ -35,7 +35,8 @@ type observation struct {
 // before its extension (trace.json: trace.0.json, trace.1.json, …; or in
 // place of a "%p" in path), which `go run github.com/mpgo/mpgo/cmd/mptrace`
 // merges into one. The environment variable MPGO_TRACE=path does the
-// same, MPGO_TRACE_EVENTS=n sizes each rank's ring (see [comm.Observe]).
+// same, MPGO_TRACE_EVENTS=n is how many records are kept of each rank
+// (see [comm.Observe]).
 func WithTrace(path string) Option {
 	return func(c *config) error {
 		if path == "" {

@@ -1,6 +1,7 @@
 package mpgo_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -15,7 +16,20 @@ import (
 // at 13–25% over plain MPI).
 func BenchmarkObserve(b *testing.B) {
 	for _, bc := range observeCases {
-		b.Run(bc.name, func(b *testing.B) { observedPingPong(b, bc.any, bc.options(b)...) })
+		b.Run(bc.name, func(b *testing.B) { observedPingPong(b, 8, bc.any, bc.options(b)...) })
+	}
+}
+
+// BenchmarkObserveSize is BenchmarkObserve's off and trace at larger
+// payloads (1 KiB, eager; 64 KiB, a rendezvous), where a record costs the
+// same and a message more.
+func BenchmarkObserveSize(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10} {
+		for _, bc := range observeCases[:2] {
+			b.Run(fmt.Sprintf("%d/%s", size, bc.name), func(b *testing.B) {
+				observedPingPong(b, size, bc.any, bc.options(b)...)
+			})
+		}
 	}
 }
 
@@ -49,11 +63,11 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// observedPingPong is pingPong of 8 bytes, rank 0 receiving from
+// observedPingPong is pingPong of size bytes, rank 0 receiving from
 // AnySource when any is set, run with opts.
-func observedPingPong(b *testing.B, any bool, opts ...mpgo.Option) {
+func observedPingPong(b *testing.B, size int, any bool, opts ...mpgo.Option) {
 	err := mpgo.Run(2, func(w *comm.Comm) error {
-		buf := make([]byte, 8)
+		buf := make([]byte, size)
 		peer, from := 1-w.Rank(), 1-w.Rank()
 		if any && w.Rank() == 0 {
 			from = comm.AnySource

@@ -15,11 +15,15 @@ import (
 type Observe struct {
 	// Trace keeps a timeline of every rank's communication: each send,
 	// receive and collective call, with its peer, tag, communicator,
-	// bytes, start and end, in a ring of Events records per rank (the
-	// most recent; older ones are overwritten). [World.WriteTrace]
+	// bytes, start and end, the most recent Events of each rank (older
+	// ones are overwritten). [World.WriteTrace]
 	// exports it.
 	Trace bool
-	// Events is the capacity of each rank's ring (0: 32768 records, 2 MiB).
+	// Events is how many records are kept of each rank, the most recent
+	// (0: 32768, of 64 bytes). They are kept in a ring per P of the
+	// runtime, of Events × ⌈local ranks / GOMAXPROCS⌉ records each, which
+	// holds the records of whichever ranks ran there: a rank that records
+	// far more than the others on its P may keep fewer.
 	Events int
 	// Stats keeps per-rank counters ([World.Stats], [Comm.Stats]).
 	Stats bool

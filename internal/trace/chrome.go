@@ -51,8 +51,8 @@ type Meta struct {
 	// file's time 0: merging aligns files by it, which is exact for
 	// processes on one host and as good as the hosts' clocks otherwise.
 	WallStart string `json:"wallStart"`
-	// Dropped counts, per rank, the oldest records its ring overwrote;
-	// such a rank's messages get no flows.
+	// Dropped counts, per rank, the oldest of its records the rings
+	// overwrote; such a rank's messages get no flows.
 	Dropped map[string]uint64 `json:"dropped,omitempty"`
 }
 
@@ -77,11 +77,12 @@ func (s *Set) Export() File {
 		Event{Name: "process_sort_index", Ph: "M", Pid: pid, Args: map[string]any{"sort_index": pid}})
 	async := 0
 	scale := s.clock.Scale()
+	byRank, drops := s.records()
 	for r, o := range s.ranks {
-		if o == nil || o.ring == nil {
+		if o == nil || !o.trace {
 			continue
 		}
-		recs, dropped := o.ring.records()
+		recs, dropped := byRank[r], drops[r]
 		if dropped > 0 {
 			if f.OtherData.Dropped == nil {
 				f.OtherData.Dropped = map[string]uint64{}
@@ -104,6 +105,25 @@ func (s *Set) Export() File {
 	}
 	f.TraceEvents = append(f.TraceEvents, Flows(f.TraceEvents)...)
 	return f
+}
+
+// records returns the records of each rank of s, gathered from the
+// rings of every P, and how many of each rank's records the rings
+// overwrote, by world rank.
+func (s *Set) records() (recs [][]Record, dropped []uint64) {
+	recs, dropped = make([][]Record, len(s.ranks)), make([]uint64, len(s.ranks))
+	for _, g := range s.allRings() {
+		if g == nil {
+			continue
+		}
+		for _, rec := range g.records() {
+			recs[rec.Rank] = append(recs[rec.Rank], rec)
+		}
+		for r, n := range g.dropped {
+			dropped[r] += n
+		}
+	}
+	return recs, dropped
 }
 
 // WriteChrome writes s's timeline (Export) to w as JSON.

@@ -17,12 +17,12 @@ func twoRanks(t *testing.T, local []int, process int) *Set {
 	if o := s.Rank(0); o != nil {
 		// Records go in by completion: the rendezvous (started at 10)
 		// after the eager one (started at 20).
-		o.ring.add(&Record{Op: OpSend, Start: 20, End: 21, Ctx: 2, Src: 0, Dst: 1, DstWorld: 1, Tag: 5, Bytes: 8})
-		o.ring.add(&Record{Op: OpSend, Start: 10, End: 40, Ctx: 2, Src: 0, Dst: 1, DstWorld: 1, Tag: 5, Bytes: 1 << 20, Flags: FlagAsync})
+		s.writeRecord(&Record{Op: OpSend, Start: 20, End: 21, Ctx: 2, Src: 0, Dst: 1, DstWorld: 1, Tag: 5, Bytes: 8})
+		s.writeRecord(&Record{Op: OpSend, Start: 10, End: 40, Ctx: 2, Src: 0, Dst: 1, DstWorld: 1, Tag: 5, Bytes: 1 << 20, Flags: FlagAsync})
 	}
 	if o := s.Rank(1); o != nil {
-		o.ring.add(&Record{Op: OpRecv, Start: 15, End: 40, Ctx: 2, Src: 0, Dst: -1, DstWorld: 1, Tag: 5, Bytes: 1 << 20})
-		o.ring.add(&Record{Op: OpRecv, Start: 41, End: 42, Ctx: 2, Src: 0, Dst: -1, DstWorld: 1, Tag: 5, Bytes: 8, Flags: FlagAsync})
+		s.writeRecord(&Record{Op: OpRecv, Start: 15, End: 40, Ctx: 2, Src: 0, Dst: -1, DstWorld: 1, Tag: 5, Bytes: 1 << 20, Rank: 1})
+		s.writeRecord(&Record{Op: OpRecv, Start: 41, End: 42, Ctx: 2, Src: 0, Dst: -1, DstWorld: 1, Tag: 5, Bytes: 8, Flags: FlagAsync, Rank: 1})
 	}
 	return s
 }
@@ -113,7 +113,7 @@ func TestDroppedRecordsGetNoFlows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
+	for range 4 { // rings of 1 record a P (2 with one P)
 		s.Rank(0).Sent(0, 1, 2, 0, 1, 1, 0, 8, false, false)
 		s.Rank(1).Received(0, 1, 2, 0, 0, 8, false)
 	}
@@ -121,8 +121,8 @@ func TestDroppedRecordsGetNoFlows(t *testing.T) {
 	if n := len(flowPairs(t, &f)); n != 0 {
 		t.Fatalf("%d flows from rings that dropped records, want none", n)
 	}
-	if f.OtherData.Dropped["0"] != 1 {
-		t.Fatalf("dropped %v, want rank 0: 1", f.OtherData.Dropped)
+	if f.OtherData.Dropped["0"] == 0 || f.OtherData.Dropped["1"] == 0 {
+		t.Fatalf("dropped %v, want some of each rank", f.OtherData.Dropped)
 	}
 }
 

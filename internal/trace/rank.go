@@ -1,16 +1,16 @@
 package trace
 
-// Rank is what one rank records: its ring of records (when the set
-// traces), its counters (when it counts: Options.Stats), its wildcard log
+// Rank is what one rank records: its records in the set's rings (when
+// the set traces), its counters (when it counts: Options.Stats), its wildcard log
 // (when the set records or replays). The engine and package comm call its methods from any
 // goroutine of the rank, and a send's completion from its receiver's.
 type Rank struct {
 	clock Clock
 	world int
 	set   *Set
-	ring  *ring // nil: no timeline
-	log   *Log  // nil: no record/replay
-	count bool  // keep the counters
+	trace bool // keep a timeline (in set's rings)
+	log   *Log // nil: no record/replay
+	count bool // keep the counters
 	c     counters
 }
 
@@ -22,7 +22,7 @@ func (o *Rank) Now() int64 { return o.clock.Now() }
 func (o *Rank) Counting() bool { return o.count }
 
 // Tracing reports whether o keeps a timeline.
-func (o *Rank) Tracing() bool { return o.ring != nil }
+func (o *Rank) Tracing() bool { return o.trace }
 
 // Log returns the rank's record/replay log, nil when there is none.
 func (o *Rank) Log() *Log { return o.log }
@@ -34,12 +34,9 @@ func (o *Rank) Sent(start, end int64, ctx uint64, src, dst, dstWorld, tag, bytes
 	if o.count && !failed {
 		o.c.sent(int64(bytes))
 	}
-	if o.ring == nil {
-		return
+	if o.trace {
+		o.set.write(o.world, start, end, ctx, bytes, src, dst, dstWorld, tag, OpSend, flags(async, failed))
 	}
-	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: int32(dst),
-		DstWorld: int32(dstWorld), Tag: int32(tag), Op: OpSend, Flags: flags(async, failed)}
-	o.ring.add(&rec)
 }
 
 // Received records a receive from start until end that matched the
@@ -49,12 +46,9 @@ func (o *Rank) Received(start, end int64, ctx uint64, src, tag, bytes int, async
 	if o.count {
 		o.c.received(int64(bytes))
 	}
-	if o.ring == nil {
-		return
+	if o.trace {
+		o.set.write(o.world, start, end, ctx, bytes, src, -1, o.world, tag, OpRecv, flags(async, false))
 	}
-	rec := Record{Start: start, End: end, Ctx: ctx, Bytes: int64(bytes), Src: int32(src), Dst: -1,
-		DstWorld: int32(o.world), Tag: int32(tag), Op: OpRecv, Flags: flags(async, false)}
-	o.ring.add(&rec)
 }
 
 // Collective records the collective call name (Set.Name) from start until
@@ -64,12 +58,10 @@ func (o *Rank) Collective(start int64, ctx uint64, name, alg uint16, bytes int) 
 	if o.count {
 		o.c.collective.Add(1)
 	}
-	if o.ring == nil {
-		return
+	if o.trace {
+		o.set.writeRecord(&Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: -1, Dst: -1, DstWorld: -1,
+			Rank: int32(o.world), Name: name, Alg: alg, Op: OpColl})
 	}
-	rec := Record{Start: start, End: o.clock.Now(), Ctx: ctx, Bytes: int64(bytes), Src: -1, Dst: -1, DstWorld: -1,
-		Name: name, Alg: alg, Op: OpColl}
-	o.ring.add(&rec)
 }
 
 // Blocked counts t ticks that a goroutine of the rank was parked.

@@ -35,7 +35,7 @@ const (
 )
 
 // Record is one operation of one rank: a fixed-size value written into
-// the rank's ring. Times are the ticks of the set's Clock since it
+// a ring (that of the P its rank's goroutine ran on). Times are the ticks of the set's Clock since it
 // started (Export converts them to nanoseconds).
 //
 // A point-to-point record names its message by what pairs a send with the
@@ -51,8 +51,18 @@ type Record struct {
 	Dst        int32 // send: the receiver in the communicator; receive: -1
 	DstWorld   int32 // the receiver's world rank
 	Tag        int32
+	Rank       int32  // the world rank whose operation it is
 	Name       uint16 // OpColl: the call's name (Set.Name); 0 for none
 	Alg        uint16 // OpColl: the algorithm's name; 0 for none
 	Op         Op
 	Flags      uint8
+}
+
+// set fills r, a slot of a ring, with a point-to-point operation's
+// record: field by field, in place (a composite literal is built on the
+// stack and copied).
+func (r *Record) set(rank int, start, end int64, ctx uint64, bytes, src, dst, dstWorld, tag int, op Op, flags uint8) {
+	r.Start, r.End, r.Ctx, r.Bytes = start, end, ctx, int64(bytes)
+	r.Src, r.Dst, r.DstWorld, r.Tag, r.Rank = int32(src), int32(dst), int32(dstWorld), int32(tag), int32(rank)
+	r.Name, r.Alg, r.Op, r.Flags = 0, 0, op, flags
 }

@@ -3,13 +3,14 @@ package trace
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Options say what a set records.
 type Options struct {
 	Trace  bool   // a timeline of each rank's operations
-	Events int    // the capacity of each rank's ring (0: DefaultEvents)
+	Events int    // the records kept of each rank, the most recent (0: DefaultEvents; ring.go)
 	Stats  bool   // per-rank counters
 	Record string // a directory: log the outcomes of wildcard matching there
 	Replay string // a directory: force the outcomes logged there
@@ -28,6 +29,9 @@ type Set struct {
 	wall    time.Time // when clock read 0
 	process int       // this process's number in its job (0 for a single process)
 	ranks   []*Rank   // by world rank; nil for the ranks of other processes
+
+	rings    atomic.Pointer[rings] // by P (pin.go)
+	ringSize int                   // records of each ring
 
 	mu    sync.Mutex
 	ids   sync.Map          // name → uint16 (read without mu)
@@ -53,11 +57,7 @@ func NewSet(n int, local []int, process int, o Options) (*Set, error) {
 		if r < 0 || r >= n {
 			return fmt.Errorf("trace: rank %d of %d", r, n)
 		}
-		o := &Rank{clock: s.clock, world: r, set: s, count: s.opts.Stats}
-		if s.opts.Trace {
-			o.ring = newRing(s.opts.Events)
-		}
-		s.ranks[r] = o
+		s.ranks[r] = &Rank{clock: s.clock, world: r, set: s, trace: s.opts.Trace, count: s.opts.Stats}
 		return nil
 	}
 	if local == nil {
@@ -69,6 +69,11 @@ func NewSet(n int, local []int, process int, o Options) (*Set, error) {
 		if err := add(r); err != nil {
 			return nil, err
 		}
+	}
+	s.rings.Store(&rings{})
+	s.ringSize = ringSize(s.opts.Events, len(local))
+	if local == nil {
+		s.ringSize = ringSize(s.opts.Events, n)
 	}
 	if err := s.openLogs(); err != nil {
 		return nil, err

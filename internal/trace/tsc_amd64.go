@@ -3,6 +3,14 @@ package trace
 // rdtsc reads the processor's time-stamp counter (tsc_amd64.s).
 func rdtsc() int64
 
+// rdtscp reads the time-stamp counter once every earlier instruction
+// has executed (RDTSCP waits for them, not for later ones); lfenceRdtsc
+// once every earlier instruction has completed and before any later one
+// starts (LFENCE serialises both ways). Neither is Clock's: they are the
+// serialising reads BenchmarkClockSource weighs against a plain RDTSC.
+func rdtscp() int64
+func lfenceRdtsc() int64
+
 // cpuid returns EAX and EDX of CPUID's leaf (tsc_amd64.s).
 func cpuid(leaf uint32) (eax, edx uint32)
 

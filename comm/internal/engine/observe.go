@@ -91,9 +91,12 @@ func (r *Request) traceSend(o *trace.Rank, err error, now int64) {
 	o.Sent(start, end, r.ctx, r.src, int(r.to), r.peer, r.tag, n, async, err != nil)
 }
 
-// traceRecv records that receive r matched the message of st (before r
-// completes: st.Count is in bytes); now as started has it.
-func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) {
+// completeTraced completes receive r, which matched the message of st,
+// and records it (o: its rank's recorder; now as started has it). The record is
+// written once the receiver is woken, off the path to its return: what it
+// holds is taken from r first, which is the receiver's again once it
+// completes.
+func (r *Request) completeTraced(o *trace.Rank, st Status, err error, now int64) {
 	if st.Count > reuseLimit {
 		now = 0 // the copy took time
 	}
@@ -102,7 +105,9 @@ func (r *Request) traceRecv(o *trace.Rank, st Status, now int64) {
 		end = o.Now()
 		start, async = end, !r.pooled // a Mrecv: its message was there when it was posted
 	}
-	o.Received(start, end, r.ctx, st.Source, st.Tag, st.Count, async)
+	ctx := r.ctx
+	r.complete(st, err)
+	o.Received(start, end, ctx, st.Source, st.Tag, st.Count, async)
 }
 
 // sleepObserved is ev.sleep for a goroutine of a rank that records how

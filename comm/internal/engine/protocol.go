@@ -194,7 +194,8 @@ func take(r *Request, m *msg, now int64) {
 	}
 	dropBuf(m) // a handed-over Buf that was copied from is ours to free
 	if o := r.ep.obs; o != nil {
-		r.traceRecv(o, st, now)
+		r.completeTraced(o, st, err, now)
+		return
 	}
 	r.complete(st, err)
 }
