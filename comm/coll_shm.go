@@ -141,6 +141,7 @@ type gate struct {
 	n        int32
 	yields   int // how many times a waiter yields its P before it parks (gateYields)
 	count    atomic.Int32
+	_        [60]byte                   // count, written by every arriver, apart from what waiters read
 	gen      atomic.Uint32              // the generation: moved on by its last arriver
 	sleepers [2]atomic.Pointer[gateGen] // by the parity of gen: the request its sleepers wait on
 }
