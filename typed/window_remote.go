@@ -82,12 +82,22 @@ func request(disp int, code opCode, fetch bool, count int, data []byte) []byte {
 	return b
 }
 
+// winReq is a request's parts.
+type winReq struct {
+	disp  int
+	code  opCode
+	fetch bool
+	count int
+	data  []byte
+}
+
 // parse splits a request into its parts.
-func parse(b []byte) (disp int, code opCode, fetch bool, count int, data []byte, err error) {
+func parse(b []byte) (winReq, error) {
 	if len(b) < reqHead {
-		return 0, 0, false, 0, nil, fmt.Errorf("typed: window request of %d bytes: %w", len(b), comm.ErrArg)
+		return winReq{}, fmt.Errorf("typed: window request of %d bytes: %w", len(b), comm.ErrArg)
 	}
-	return int(binary.NativeEndian.Uint64(b)), opCode(b[8]), b[9] == 1, int(binary.NativeEndian.Uint32(b[12:])), b[reqHead:], nil
+	return winReq{disp: int(binary.NativeEndian.Uint64(b)), code: opCode(b[8]), fetch: b[9] == 1,
+		count: int(binary.NativeEndian.Uint32(b[12:])), data: b[reqHead:]}, nil
 }
 
 // shareRemote makes the window over ranks not all in this process: the
@@ -144,10 +154,10 @@ func (w *Window[T]) shareRemote(base []T, want int, op string, shared bool) erro
 func (w *Window[T]) register() error {
 	rm := w.rm
 	var errs [6]error
-	rm.put, errs[0] = am.Register(rm.ep, "put", w.servePut)
-	rm.get, errs[1] = am.Register(rm.ep, "get", w.serveGet)
-	rm.acc, errs[2] = am.Register(rm.ep, "acc", w.serveAcc)
-	rm.cas, errs[3] = am.Register(rm.ep, "cas", w.serveCAS)
+	rm.put, errs[0] = am.Register(rm.ep, "put", w.serving(w.servePut))
+	rm.get, errs[1] = am.Register(rm.ep, "get", w.serving(w.serveGet))
+	rm.acc, errs[2] = am.Register(rm.ep, "acc", w.serving(w.serveAcc))
+	rm.cas, errs[3] = am.Register(rm.ep, "cas", w.serving(w.serveCAS))
 	rm.lock, errs[4] = am.Register(rm.ep, "lock", w.serveLock)
 	rm.unlock, errs[5] = am.Register(rm.ep, "unlock", w.serveUnlock)
 	return errors.Join(errs[:]...)
@@ -163,82 +173,70 @@ func (w *Window[T]) mine(disp, n int) ([]byte, error) {
 	return bytesOf(base[disp : disp+n]), nil
 }
 
-func (w *Window[T]) servePut(from int, req []byte) ([]byte, error) {
-	w.rm.served.Add(1)
-	w.edge()
-	defer w.edge()
-	disp, _, _, _, data, err := parse(req)
+// serving makes h a data request's handler: each request is counted
+// (served), parsed, and bracketed by the happens-before edge with the
+// rank's own accesses (edge).
+func (w *Window[T]) serving(h func(r winReq) ([]byte, error)) func(from int, req []byte) ([]byte, error) {
+	return func(_ int, req []byte) ([]byte, error) {
+		w.rm.served.Add(1)
+		w.edge()
+		defer w.edge()
+		r, err := parse(req)
+		if err != nil {
+			return nil, err
+		}
+		return h(r)
+	}
+}
+
+func (w *Window[T]) servePut(r winReq) ([]byte, error) {
+	dst, err := w.mine(r.disp, len(r.data)/elemSize[T]())
 	if err != nil {
 		return nil, err
 	}
-	dst, err := w.mine(disp, len(data)/elemSize[T]())
-	if err != nil {
-		return nil, err
-	}
-	copy(dst, data)
+	copy(dst, r.data)
 	return nil, nil
 }
 
-func (w *Window[T]) serveGet(from int, req []byte) ([]byte, error) {
-	w.rm.served.Add(1)
-	w.edge()
-	defer w.edge()
-	disp, _, _, count, _, err := parse(req)
-	if err != nil {
-		return nil, err
-	}
-	src, err := w.mine(disp, count)
+func (w *Window[T]) serveGet(r winReq) ([]byte, error) {
+	src, err := w.mine(r.disp, r.count)
 	if err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), src...), nil
 }
 
-func (w *Window[T]) serveAcc(from int, req []byte) ([]byte, error) {
-	w.rm.served.Add(1)
-	w.edge()
-	defer w.edge()
-	disp, code, fetch, _, data, err := parse(req)
-	if err != nil {
-		return nil, err
-	}
-	op := opFor[T](code)
+func (w *Window[T]) serveAcc(r winReq) ([]byte, error) {
+	op := opFor[T](r.code)
 	if op == nil {
-		return nil, fmt.Errorf("typed: accumulate with op %d, not defined on %T: %w", code, *new(T), comm.ErrNotSupported)
+		return nil, fmt.Errorf("typed: accumulate with op %d, not defined on %T: %w", r.code, *new(T), comm.ErrNotSupported)
 	}
-	src, err := sliceOf[T](data)
+	src, err := sliceOf[T](r.data)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.mine(disp, len(src)); err != nil {
+	if _, err := w.mine(r.disp, len(src)); err != nil {
 		return nil, err
 	}
 	var old []T
-	if fetch {
+	if r.fetch {
 		old = make([]T, len(src))
 	}
 	s := w.scratch()
-	w.sh.accumulate(w.rank, disp, src, old, op, s)
+	w.sh.accumulate(w.rank, r.disp, src, old, op, s)
 	w.unscratch(s)
 	return bytesOf(old), nil
 }
 
-func (w *Window[T]) serveCAS(from int, req []byte) ([]byte, error) {
-	w.rm.served.Add(1)
-	w.edge()
-	defer w.edge()
-	disp, _, _, _, data, err := parse(req)
-	if err != nil {
-		return nil, err
-	}
-	pair, err := sliceOf[T](data)
+func (w *Window[T]) serveCAS(r winReq) ([]byte, error) {
+	pair, err := sliceOf[T](r.data)
 	if err != nil || len(pair) != 2 {
-		return nil, fmt.Errorf("typed: compare-and-swap request of %d bytes: %w", len(data), comm.ErrArg)
+		return nil, fmt.Errorf("typed: compare-and-swap request of %d bytes: %w", len(r.data), comm.ErrArg)
 	}
-	if _, err := w.mine(disp, 1); err != nil {
+	if _, err := w.mine(r.disp, 1); err != nil {
 		return nil, err
 	}
-	old := w.sh.compareAndSwap(w.rank, disp, pair[0], pair[1])
+	old := w.sh.compareAndSwap(w.rank, r.disp, pair[0], pair[1])
 	return bytesOf([]T{old}), nil
 }
 
