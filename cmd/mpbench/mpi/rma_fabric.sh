@@ -25,27 +25,21 @@
 # fabric 704, am 651, MPICH 129.
 set -euo pipefail
 runs=${1:-3}
-out=${2:-$(mktemp -d)}
 provs=${3:-"tcp shm"}
-mkdir -p "$out"
-go build -tags rdma -o "$out/mpbench" ./cmd/mpbench
-mpicc -O2 -w -o "$out/mpbench_mpi" cmd/mpbench/mpi/mpbench.c
+tags=rdma
+. "$(dirname "$0")/build.sh"
 lat="8:2000:100 1024:2000:100 65536:500:20"
 one="8:2000:100"
 bw="8:100:10 1024:100:10 65536:20:2 1048576:10:2"
-run() { # name bench plans... ; env before
-	local name=$1 bench=$2; shift 2
-	nice -n -19 timeout 600 mpiexec -n 2 "$@" >>"$out/$name.$bench.txt" || echo "$name $bench failed" >&2
-}
 for r in $(seq "$runs"); do
 	echo "run $r/$runs" >&2
 	for b in put_latency get_latency acc_latency fop_latency cas_latency put_bw; do
 		plans=$lat
 		case $b in put_bw) plans=$bw ;; fop_latency | cas_latency) plans=$one ;; esac
-		run mpich $b "$out/mpbench_mpi" $b 1 64 $plans
+		run mpich 2 $b "$out/mpbench_mpi" $b 1 64 $plans
 		for p in $provs; do
-			MPGO_SHM=0 MPGO_BACKEND=rdma FI_PROVIDER=$p run "fabric-$p" $b "$out/mpbench" $b 1 64 $plans
-			MPGO_SHM=0 MPGO_BACKEND=rdma FI_PROVIDER=$p MPGO_WINDOW_PATH=am run "am-$p" $b "$out/mpbench" $b 1 64 $plans
+			MPGO_SHM=0 MPGO_BACKEND=rdma FI_PROVIDER=$p run "fabric-$p" 2 $b "$out/mpbench" $b 1 64 $plans
+			MPGO_SHM=0 MPGO_BACKEND=rdma FI_PROVIDER=$p MPGO_WINDOW_PATH=am run "am-$p" 2 $b "$out/mpbench" $b 1 64 $plans
 		done
 	done
 done

@@ -13,10 +13,6 @@ lat="1:10000:100 4:10000:100 16:10000:100 64:10000:100 256:10000:100 1024:10000:
  16384:1000:10 65536:1000:10 262144:1000:10 1048576:100:10 4194304:100:10 16777216:50:5"
 bw="1:100:10 64:100:10 1024:100:10 16384:100:10 65536:20:2 1048576:20:2 4194304:10:2 16777216:5:1"
 ar="8:200:20"
-run() { # name np bench plans... ; env before
-	local name=$1 np=$2 bench=$3; shift 3
-	nice -n -19 timeout 600 mpiexec -n "$np" "$@" >>"$out/$name.$bench.txt" || echo "$name $bench failed" >&2
-}
 for r in $(seq "$runs"); do
 	echo "run $r/$runs" >&2
 	for b in latency bw; do
