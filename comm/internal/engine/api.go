@@ -23,9 +23,7 @@ var reqPool = sync.Pool{New: func() any {
 func (ep *Endpoint) NewRequest(kind Kind, pooled bool, ctx uint64, owner fmt.Stringer) *Request {
 	var r *Request
 	if pooled {
-		if r = ep.spare.Swap(nil); r == nil {
-			r = reqPool.Get().(*Request)
-		}
+		r = reqPool.Get().(*Request)
 	} else {
 		r = &Request{}
 	}
@@ -126,19 +124,17 @@ func (r *Request) WaitPooled() {
 // Finish waits for a pooled request, returns its outcome (and a
 // RecvOwned's slice) and recycles it.
 func (r *Request) Finish() (Status, []byte, error) {
-	ep := r.ep
 	r.WaitPooled()
 	st, err := r.result()
 	got := r.got
 	r.ev.rearm()
+	r.own = false
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, ModeStandard
 	r.asBuf, r.gotBuf, r.att = false, nil, nil
 	r.t0hi, r.t0lo = 0, 0
 	r.from, r.fromLen, r.sink = nil, 0, nil
 	r.owner, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
-	if !ep.spare.CompareAndSwap(nil, r) {
-		reqPool.Put(r)
-	}
+	reqPool.Put(r)
 	return st, got, err
 }
 

@@ -133,7 +133,7 @@ func (w *World) declareDeadlock(looks []look) {
 		d.Ranks[i] = w.eps[i].Pending()
 		for _, wr := range looks[i].recs {
 			wr.each(func(r *Request) {
-				if r.done() || r.in == nil || !r.in.unqueue(r) {
+				if r.fired() || r.in == nil || !r.in.unqueue(r) {
 					return
 				}
 				fail = append(fail, r)

@@ -371,7 +371,7 @@ func (w *World) failSends(ranks []int, err error) {
 		ep.pmu.Lock()
 		for _, p := range ep.parked {
 			p.wr.each(func(r *Request) {
-				if !r.done() && takeSend(r) {
+				if !r.fired() && takeSend(r) {
 					fail = append(fail, r)
 				}
 			})
@@ -401,7 +401,7 @@ func (d *acrossDetector) fail() {
 		ep.pmu.Lock()
 		for _, p := range ep.parked {
 			p.wr.each(func(r *Request) {
-				if !r.done() && (r.in != nil && r.in.unqueue(r) || takeSend(r)) {
+				if !r.fired() && (r.in != nil && r.in.unqueue(r) || takeSend(r)) {
 					fail = append(fail, r)
 				}
 			})

@@ -83,4 +83,10 @@ func (e *event) sleep() {
 
 // rearm resets a fired event for reuse (a pooled request, once its
 // waiter has seen it fire).
-func (e *event) rearm() { e.state.Store(evArmed) }
+// An event that never fired (its request completed inside its start,
+// settleAt) is left alone: an atomic store is a swap on amd64.
+func (e *event) rearm() {
+	if e.state.Load() != evArmed {
+		e.state.Store(evArmed)
+	}
+}

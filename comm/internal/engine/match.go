@@ -104,7 +104,16 @@ type msg struct {
 	lost     error        // claimed, then swept (abort, deadlock) before its receive: why
 
 	prev, next *msg // neighbours in its pair's unexpected queue (index.go)
+
+	// inline holds an eager copy of up to inlineLimit bytes (eagerBlock):
+	// such a message takes no block of the world's pool, whose Get and
+	// Put each lock a shard.
+	inline [inlineLimit]byte
 }
+
+// inlineLimit is the largest eager payload a message shell carries in
+// itself: a cache line, the small messages of a message-rate loop.
+const inlineLimit = 64
 
 // directPairs is the largest world whose inboxes index their pairs in a
 // table (8 bytes a rank per inbox) rather than a concurrent map: a table

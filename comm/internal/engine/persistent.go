@@ -37,6 +37,7 @@ func (r *Request) Start() error {
 	w.doneCh, w.list = nil, nil // Done makes a fresh channel for this start
 	w.mu.Unlock()
 	r.ev.rearm()
+	r.own = false
 	if err := w.restart(r); err != nil {
 		r.complete(Status{}, err)
 		return err

@@ -68,9 +68,10 @@ func (m *msg) cost() int64 {
 }
 
 // msgPool recycles message shells; their eager payloads live in the
-// world's buffer.Pool (Knuth's buddy system: one block per queued eager
-// message, returned when the message is received), so the eager path
-// allocates nothing from the Go heap in steady state.
+// shell itself up to inlineLimit bytes, and beyond in the world's
+// buffer.Pool (Knuth's buddy system: one block per queued eager message,
+// returned when the message is received), so the eager path allocates
+// nothing from the Go heap in steady state.
 var msgPool = sync.Pool{New: func() any { return new(msg) }}
 
 func getMsg() *msg { return msgPool.Get().(*msg) }
@@ -89,12 +90,16 @@ func (m *msg) eagerPull(pool *buffer.Pool) error {
 	return src.Pull(m.eagerBlock(pool, m.size))
 }
 
-// eagerBlock makes m.data n bytes of a block of pool (nil when n is 0)
-// and returns it.
+// eagerBlock makes m.data n bytes of a block of pool (nil when n is 0,
+// m's own inline array up to inlineLimit) and returns it.
 func (m *msg) eagerBlock(pool *buffer.Pool, n int) []byte {
-	if n == 0 {
+	switch {
+	case n == 0:
 		m.data = nil
 		return nil
+	case n <= inlineLimit:
+		m.data = m.inline[:n]
+		return m.data
 	}
 	store, err := pool.Get(n)
 	if err != nil { // the pool cannot serve it: fall back to the heap
@@ -268,11 +273,11 @@ func (ep *Endpoint) startSend(r *Request) error {
 	if rr != nil {
 		m.sreq = nil // the sender completes itself, below
 		take(rr, &m, now)
-		r.completeAt(Status{}, nil, now)
+		r.settleAt(Status{}, nil, now)
 		return nil
 	}
 	if m.sreq == nil { // queued as an eager copy or a handoff; else a rendezvous (arrive may have made it one)
-		r.completeAt(Status{}, nil, now)
+		r.settleAt(Status{}, nil, now)
 	}
 	return nil
 }
@@ -308,6 +313,7 @@ func (ep *Endpoint) deliver(r *Request, m *msg, now int64) {
 		}()
 		return
 	}
+	r.own = true // r was not queued: nobody else can see it yet (settleAt)
 	take(r, m, now)
 	freeMsg(m)
 }

@@ -105,7 +105,7 @@ type waitCond interface {
 // reqCond waits for a request's completion.
 type reqCond struct{ r *Request }
 
-func (c reqCond) ready() bool                  { return c.r.ev.fired() }
+func (c reqCond) ready() bool                  { return c.r.done() }
 func (c reqCond) awaitedRuns(m []running) bool { return c.r.awaitedRuns(m) }
 
 // wordCond waits for a word to leave the value old: a gate's generation,

@@ -103,11 +103,6 @@ type Endpoint struct {
 	obs    *trace.Rank // the engine's hooks record here (observe.go); nil: no timeline, no counters
 	rec    *trace.Rank // what the world records of this rank, for comm; nil: nothing
 
-	// spare caches one pooled request for this rank's next blocking call:
-	// an atomic swap on the rank's own cache line is cheaper than a
-	// sync.Pool round trip.
-	spare atomic.Pointer[Request]
-
 	helpers atomic.Int32 // running goroutines of non-blocking collectives: the rank is not blocked (AddHelper)
 
 	// Work started on this rank that a worker runs once a goroutine of
