@@ -112,6 +112,7 @@ type peer struct {
 var (
 	_ device.Device     = (*Device)(nil)
 	_ device.Progressor = (*Device)(nil)
+	_ device.Immediate  = (*Device)(nil)
 )
 
 // Local reports whether process proc runs on this host (this process
@@ -139,26 +140,54 @@ func (d *Device) Start(e device.Engine) error {
 
 // Send implements [device.Device].
 func (d *Device) Send(src, dst int, env device.Envelope, data []byte, done func(error)) error {
-	if dst < 0 || dst >= d.layout.Ranks {
-		return fmt.Errorf("shm: rank %d: %w", dst, device.ErrRank)
+	p, h, err := d.address(src, dst, env, data)
+	if err != nil {
+		return err
 	}
-	p := d.byProc[d.layout.Owner(dst)]
-	if p == nil {
-		return fmt.Errorf("shm: rank %d runs on another host: %w", dst, device.ErrArg)
-	}
-	h := header{kind: kindEager, typ: env.Type, fp: env.Fingerprint, src: int64(src), dst: int64(dst),
-		source: int64(env.Source), tag: int64(env.Tag), context: env.Context, len: uint64(len(data))}
-	if !env.Sync && len(data) < d.eager {
+	if d.eagerOK(env, data) {
 		if err := d.put(p, &h, data); err != nil {
 			return err
 		}
 		done(nil)
 		return nil
 	}
+	return d.sendRV(p, &h, data, done)
+}
+
+// SendNow implements [device.Immediate]: an eager message is written
+// into the ring at once.
+func (d *Device) SendNow(src, dst int, env device.Envelope, data []byte) (bool, error) {
+	if !d.eagerOK(env, data) {
+		return false, nil
+	}
+	p, h, err := d.address(src, dst, env, data)
+	if err == nil {
+		err = d.put(p, &h, data)
+	}
+	return err == nil, err
+}
+
+// eagerOK reports whether a message goes eagerly, written into the ring.
+func (d *Device) eagerOK(env device.Envelope, data []byte) bool {
+	return !env.Sync && len(data) < d.eager
+}
+
+// address checks dst and returns its process and the header of a message
+// to it (kindEager, flagSync for env.Sync).
+func (d *Device) address(src, dst int, env device.Envelope, data []byte) (*peer, header, error) {
+	if dst < 0 || dst >= d.layout.Ranks {
+		return nil, header{}, fmt.Errorf("shm: rank %d: %w", dst, device.ErrRank)
+	}
+	p := d.byProc[d.layout.Owner(dst)]
+	if p == nil {
+		return nil, header{}, fmt.Errorf("shm: rank %d runs on another host: %w", dst, device.ErrArg)
+	}
+	h := header{kind: kindEager, typ: env.Type, fp: env.Fingerprint, src: int64(src), dst: int64(dst),
+		source: int64(env.Source), tag: int64(env.Tag), context: env.Context, len: uint64(len(data))}
 	if env.Sync {
 		h.flags = flagSync
 	}
-	return d.sendRV(p, &h, data, done)
+	return p, h, nil
 }
 
 // put writes a record to p, waiting while its ring is full, and wakes

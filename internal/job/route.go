@@ -59,6 +59,7 @@ func Route(nearDev, far device.Device, near func(proc int) bool, owner func(rank
 	r := &route{near: nearDev, far: far, isNear: near, owner: owner}
 	r.progress, _ = nearDev.(device.Progressor)
 	r.segments, _ = nearDev.(device.Segments)
+	r.now, _ = nearDev.(device.Immediate)
 	return r
 }
 
@@ -69,12 +70,14 @@ type route struct {
 	owner     func(rank int) int
 	progress  device.Progressor // near's, if it has one
 	segments  device.Segments   // near's, if it has one
+	now       device.Immediate  // near's, if it has one
 }
 
 var (
 	_ device.Device     = (*route)(nil)
 	_ device.Progressor = (*route)(nil)
 	_ device.Segments   = (*route)(nil)
+	_ device.Immediate  = (*route)(nil)
 )
 
 // Start implements [device.Device].
@@ -92,6 +95,15 @@ func (r *route) Send(src, dst int, env device.Envelope, data []byte, done func(e
 		return r.near.Send(src, dst, env, data, done)
 	}
 	return r.far.Send(src, dst, env, data, done)
+}
+
+// SendNow implements [device.Immediate] with near's, for the processes
+// near reaches; the others go through Send.
+func (r *route) SendNow(src, dst int, env device.Envelope, data []byte) (bool, error) {
+	if r.now == nil || !r.isNear(r.owner(dst)) {
+		return false, nil
+	}
+	return r.now.SendNow(src, dst, env, data)
 }
 
 // Close implements [device.Device].

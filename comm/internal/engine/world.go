@@ -25,6 +25,7 @@ type World struct {
 	running     []running         // each rank's running mark (spin.go); nil: never spin
 	dev         device.Device     // nil when every rank is local
 	progress    device.Progressor // dev, when waiting ranks drive its progress
+	now         device.Immediate  // dev, when it can send a message at once (sendRemote)
 	segments    device.Segments   // dev, when its processes can map memory together
 	pool        *buffer.Pool      // eager copies
 	local       []bool            // which world ranks run here; nil: all
@@ -166,6 +167,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		w.progress = p
 	}
 	w.segments, _ = cfg.Device.(device.Segments)
+	w.now, _ = cfg.Device.(device.Immediate)
 
 	for i := range w.eps {
 		ep := &w.eps[i]
