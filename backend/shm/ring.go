@@ -14,7 +14,8 @@ import (
 // vader's fast boxes): two sequence numbers, each on a cache line of its
 // own, count the bytes ever written (head, written by the producer only)
 // and ever consumed (tail, written by the consumer only). A record is a
-// header cell and its payload rounded up to whole cells; it never wraps
+// header cell and its payload rounded up to whole cells (an eager payload
+// of up to inlineMax bytes inside the header cell: one cell); it never wraps
 // around the end of the ring: a pad record fills the rest of the ring
 // instead. The producer publishes a record by storing head after writing
 // it, the consumer frees it by storing tail after reading it: the atomic
@@ -66,7 +67,46 @@ type header struct {
 	id      uint64 // the rendezvous (kindRTS, FIN, CTS, Data)
 }
 
-const flagSync = 1
+// Header flags.
+const (
+	flagSync   = 1 << iota // a synchronous send
+	flagInline             // kindEager: the payload is in the header cell (inlineAt)
+)
+
+// An eager message of up to inlineMax bytes travels in its header cell,
+// a record of one cell: the sender writes one cache line and the
+// receiver reads one, half of what a header and a payload cell take.
+// Such a header is packed: kind, flags, typ, the length in a byte, fp,
+// src and dst in 32 bits each, source, tag, context, then the payload
+// from inlineAt.
+const (
+	inlineAt  = 40
+	inlineMax = cell - inlineAt
+)
+
+// span is the bytes of h's record in the ring: its header and payload
+// cells.
+func (h *header) span() uint64 {
+	if h.flags&flagInline != 0 {
+		return cell
+	}
+	return uint64(cell + cells(int(h.len)))
+}
+
+// putInline writes h, an eager message's header, and its payload p
+// (len(p) ≤ inlineMax) into the cell c.
+func (h *header) putInline(c, p []byte) {
+	_ = c[cell-1]
+	c[0], c[1], c[2], c[3] = h.kind, h.flags, h.typ, uint8(len(p))
+	ne := binary.NativeEndian
+	ne.PutUint32(c[4:], h.fp)
+	ne.PutUint32(c[8:], uint32(h.src))
+	ne.PutUint32(c[12:], uint32(h.dst))
+	ne.PutUint64(c[16:], uint64(h.source))
+	ne.PutUint64(c[24:], uint64(h.tag))
+	ne.PutUint64(c[32:], h.context)
+	copy(c[inlineAt:], p)
+}
 
 // put writes h into the cell c.
 func (h *header) put(c []byte) {
@@ -87,6 +127,12 @@ func (h *header) put(c []byte) {
 func (h *header) get(c []byte) {
 	_ = c[cell-1]
 	ne := binary.NativeEndian
+	if c[1]&flagInline != 0 {
+		*h = header{kind: c[0], flags: c[1], typ: c[2], len: uint64(c[3]), fp: ne.Uint32(c[4:]),
+			src: int64(ne.Uint32(c[8:])), dst: int64(ne.Uint32(c[12:])), source: int64(ne.Uint64(c[16:])),
+			tag: int64(ne.Uint64(c[24:])), context: ne.Uint64(c[32:])}
+		return
+	}
 	*h = header{kind: c[0], flags: c[1], typ: c[2], fp: ne.Uint32(c[4:]),
 		src: int64(ne.Uint64(c[8:])), dst: int64(ne.Uint64(c[16:])), source: int64(ne.Uint64(c[24:])),
 		tag: int64(ne.Uint64(c[32:])), context: ne.Uint64(c[40:]), len: ne.Uint64(c[48:]), id: ne.Uint64(c[56:])}
@@ -133,7 +179,10 @@ func maxRecord(size int) int { return size / 2 }
 // The caller is the ring's only producer; the record must fit
 // maxRecord.
 func (r *ring) tryPut(h *header, p []byte) bool {
-	total := uint64(cell + cells(len(p)))
+	if h.kind == kindEager && len(p) <= inlineMax {
+		h.flags |= flagInline
+	}
+	total := h.span()
 	head := r.mine
 	pos := head % r.size
 	pad := uint64(0)
@@ -150,8 +199,12 @@ func (r *ring) tryPut(h *header, p []byte) bool {
 		(&header{kind: kindPad, len: pad - cell}).put(r.data[pos : pos+cell])
 		head, pos = head+pad, 0
 	}
-	h.put(r.data[pos : pos+cell])
-	copy(r.data[pos+cell:], p)
+	if h.flags&flagInline != 0 {
+		h.putInline(r.data[pos:pos+cell], p)
+	} else {
+		h.put(r.data[pos : pos+cell])
+		copy(r.data[pos+cell:], p)
+	}
 	r.mine = head + total
 	r.head.Store(r.mine)
 	return true
@@ -174,7 +227,8 @@ func (r *ring) peek(h *header) ([]byte, bool, error) {
 		}
 		pos := tail % r.size
 		h.get(r.data[pos : pos+cell])
-		if h.kind == 0 || h.kind > kindLast || h.len > r.size-pos-cell {
+		inline := h.flags&flagInline != 0
+		if h.kind == 0 || h.kind > kindLast || !inline && h.len > r.size-pos-cell || inline && (h.kind != kindEager || h.len > inlineMax) {
 			return nil, false, fmt.Errorf("shm: a malformed record (kind %d, %d bytes) at %d", h.kind, h.len, tail)
 		}
 		if h.kind == kindPad {
@@ -182,12 +236,15 @@ func (r *ring) peek(h *header) ([]byte, bool, error) {
 			r.tail.Store(r.mine)
 			continue
 		}
+		if inline {
+			return r.data[pos+inlineAt : pos+inlineAt+h.len], true, nil
+		}
 		return r.data[pos+cell : pos+cell+h.len], true, nil
 	}
 }
 
 // next frees the record peek returned last, of header h.
 func (r *ring) next(h *header) {
-	r.mine += uint64(cell + cells(int(h.len)))
+	r.mine += h.span()
 	r.tail.Store(r.mine)
 }
