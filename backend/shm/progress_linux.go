@@ -88,7 +88,7 @@ func (d *Device) loop() {
 			continue
 		}
 		n := 0
-		if d.pollMu.TryLock() {
+		if d.pending() && d.pollMu.TryLock() {
 			n = d.poll()
 			d.pollMu.Unlock()
 		}
@@ -187,7 +187,9 @@ func (d *Device) Drive(w device.Waiter) bool {
 	}
 	var start time.Time // read lazily: most waits end within the first polls
 	for i := 1; ; i++ {
-		if d.pollMu.TryLock() {
+		// pending's loads cost next to nothing; TryLock and Unlock are a
+		// read-modify-write each, which would delay noticing an arrival.
+		if d.pending() && d.pollMu.TryLock() {
 			d.poll()
 			d.pollMu.Unlock()
 		}
