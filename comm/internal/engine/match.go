@@ -107,8 +107,10 @@ type msg struct {
 
 	// inline holds an eager copy of up to inlineLimit bytes (eagerBlock):
 	// such a message takes no block of the world's pool, whose Get and
-	// Put each lock a shard.
-	inline [inlineLimit]byte
+	// Put each lock a shard. Each pooled shell has its own for life
+	// (getMsg, freeMsg, arriveLocked keep it); an envelope on a sender's
+	// stack has none, which keeps it small to clear.
+	inline *[inlineLimit]byte
 }
 
 // inlineLimit is the largest eager payload a message shell carries in
@@ -233,7 +235,9 @@ func (in *inbox) arriveLocked(p *pair, m *msg, s *Request, withAny bool) (*Reque
 		m.sreq, eager = s, false // no room: rendezvous
 	}
 	q := getMsg()
+	inline := q.inline
 	*q = *m
+	q.inline = inline
 	q.seq = in.seq.Add(1)
 	if eager {
 		if q.local {

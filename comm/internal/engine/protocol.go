@@ -72,7 +72,7 @@ func (m *msg) cost() int64 {
 // buffer.Pool (Knuth's buddy system: one block per queued eager message,
 // returned when the message is received), so the eager path allocates
 // nothing from the Go heap in steady state.
-var msgPool = sync.Pool{New: func() any { return new(msg) }}
+var msgPool = sync.Pool{New: func() any { return &msg{inline: new([inlineLimit]byte)} }}
 
 func getMsg() *msg { return msgPool.Get().(*msg) }
 
@@ -97,7 +97,7 @@ func (m *msg) eagerBlock(pool *buffer.Pool, n int) []byte {
 	case n == 0:
 		m.data = nil
 		return nil
-	case n <= inlineLimit:
+	case n <= inlineLimit && m.inline != nil:
 		m.data = m.inline[:n]
 		return m.data
 	}
@@ -118,7 +118,7 @@ func freeMsg(m *msg) {
 	if m.pool != nil {
 		m.pool.Put(m.store) //nolint:errcheck // the block came from this pool: Put cannot fail
 	}
-	*m = msg{}
+	*m = msg{inline: m.inline}
 	msgPool.Put(m)
 }
 
