@@ -63,6 +63,13 @@ import (
 //     k+2 cannot begin before that sleeper arrived at k+1. So a gate that
 //     opens before anyone sleeps (every member arriving within a poll, the
 //     usual case) costs a counter and a word, and no request.
+//   - A member that leaves a gate by an error (an abort, the deadlock
+//     detector) has counted itself in a generation that has not opened:
+//     a late member may still arrive last and judge that call's slots.
+//     So the first such error breaks the gate (gate.broken) before the
+//     member returns, and from then on every member's shared-memory
+//     collective on the communicator fails before it writes a slot or
+//     counts itself.
 
 // shmComm is what the members of a communicator share.
 type shmComm struct {
@@ -144,6 +151,21 @@ type gate struct {
 	_        [60]byte                   // count, written by every arriver, apart from what waiters read
 	gen      atomic.Uint32              // the generation: moved on by its last arriver
 	sleepers [2]atomic.Pointer[gateGen] // by the parity of gen: the request its sleepers wait on
+	// broken is the error of the first pass that failed (an abort, the
+	// deadlock detector): the members it failed left without the gate
+	// opening, and a late arriver may still count itself in and read the
+	// slots of that call, so no member may publish or count again; every
+	// later shared-memory collective on the communicator fails with it.
+	broken atomic.Pointer[error]
+}
+
+// failed returns the error of a communicator whose gate broke, nil if it
+// did not.
+func (g *gate) failed(c *Comm) error {
+	if e := g.broken.Load(); e != nil {
+		return fmt.Errorf("comm: collective on %s, after an earlier one failed: %w", c, *e)
+	}
+	return nil
 }
 
 // gateYields returns how many times a waiter at a gate yields its P before
@@ -234,6 +256,9 @@ func fromRef[T any](b []byte) *T {
 // not nil) before it lets the others through: what last writes, every
 // member reads once pass returned.
 func (g *gate) pass(c *Comm, last func()) error {
+	if err := g.failed(c); err != nil {
+		return err
+	}
 	k := g.gen.Load()
 	slot := &g.sleepers[k&1]
 	if g.count.Add(1) == g.n {
@@ -242,10 +267,15 @@ func (g *gate) pass(c *Comm, last func()) error {
 		}
 		g.count.Store(0)
 		g.gen.Store(k + 1)
-		if gg := slot.Swap(nil); gg != nil {
-			// Failed meanwhile (an abort, a deadlock) or not, the
-			// sleepers are told; every member has arrived.
-			gg.r.Retract(nil)
+		if gg := slot.Swap(nil); gg != nil && !gg.r.Retract(nil) {
+			// Taken by an abort or the deadlock detector: its sleepers
+			// left with that error before the gate opened, and the
+			// call is broken for every member.
+			<-gg.done
+			if _, err := gg.r.Result(); err != nil {
+				g.broken.CompareAndSwap(nil, &err)
+				return fmt.Errorf("comm: collective on %s: %w", c, err)
+			}
 		}
 		return nil
 	}
@@ -258,6 +288,7 @@ func (g *gate) pass(c *Comm, last func()) error {
 	if gg == nil {
 		var err error
 		if ng, err = c.gateGen(); err != nil {
+			g.broken.CompareAndSwap(nil, &err)
 			return fmt.Errorf("comm: collective on %s: %w", c, err)
 		}
 		gg = ng
@@ -275,6 +306,7 @@ func (g *gate) pass(c *Comm, last func()) error {
 	}
 	c.ep.WaitShared(gg.r, gg.done, 0)
 	if _, err := gg.r.Result(); err != nil {
+		g.broken.CompareAndSwap(nil, &err)
 		return fmt.Errorf("comm: collective on %s: %w", c, err)
 	}
 	return nil
@@ -318,6 +350,9 @@ func (c *Comm) shmStart(what string, sl shmSlot) (*shmCall, error) {
 // what combine writes, every member reads once through the gate.
 func (c *Comm) shmStartWith(what string, sl shmSlot, combine func(x *shmCall)) (*shmCall, error) {
 	s, err := c.shm()
+	if err == nil {
+		err = s.gate.failed(c) // before the slot is written: see gate.broken
+	}
 	if err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
