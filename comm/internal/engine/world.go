@@ -159,7 +159,12 @@ func NewWorld(n int, cfg Config) (*World, error) {
 	}
 	w := &World{eps: make([]Endpoint, n), eagerLimit: cfg.EagerLimit, eagerBuffer: int64(cfg.EagerBuffer), dev: cfg.Device, local: local, process: cfg.Process, node: cfg.Node, pool: pool, observe: cfg.Observe,
 		closed: make(chan struct{})}
-	if n <= runtime.GOMAXPROCS(0) {
+	if n <= runtime.GOMAXPROCS(0) && (local == nil || len(cfg.Local) > 1) {
+		// Yields and spins wait for a rank of this process that may run
+		// on this P or another; a process whose world has one rank here
+		// (a launched job's usual shape) has none to wait for: its
+		// waits go straight to the device's progress (Drive), where the
+		// yields and the running marks only delayed noticing a reply.
 		w.yields = pollYields
 		w.running = make([]running, n)
 	}
