@@ -64,12 +64,14 @@ type Device struct {
 	seg    segment // this process's, which its peers write
 	spin   spins
 
-	e        device.Engine
-	pollMu   sync.Mutex
-	h        header   // the record being handled; guarded by pollMu
-	spare    *eagerIn // for the next eager arrival: the last one not kept; guarded by pollMu
-	pollers  atomic.Int32
-	drives   atomic.Uint64 // rank waits that Drive ended satisfied
+	e      device.Engine
+	pollMu sync.Mutex
+	h      header   // the record being handled; guarded by pollMu
+	spare  *eagerIn // for the next eager arrival: the last one not kept; guarded by pollMu
+	// polls: bit 0 set while a rank polls in Drive (at most one does),
+	// and above it the count of Drive calls that ended satisfied; one
+	// word, so that a Drive ends with one store.
+	polls    atomic.Uint64
 	parks    atomic.Uint64 // rank waits that Drive ended unsatisfied: the rank parks
 	idle     atomic.Bool   // the loop rests, waiting for kick
 	kick     chan struct{}

@@ -19,7 +19,7 @@ import (
 //     window (Drive): the rank that waits for a reply reads it itself and
 //     finds its request complete without a wake-up, so a round trip costs
 //     no goroutine handoff and no system call. At most one rank of the
-//     process polls (pollers); the others park and are woken through the
+//     process polls (polls' bit 0); the others park and are woken through the
 //     engine.
 //   - The receiver loop, one goroutine per process, is the fallback: it
 //     rests while a rank polls or just did, spins (yielding its P) while
@@ -84,11 +84,11 @@ func (d *Device) loop() {
 	quiet := time.Now()
 	rest := time.NewTimer(time.Hour)
 	defer rest.Stop()
-	var seen uint64 // d.drives when the loop last looked
+	var seen uint64 // the satisfied drives (polls>>1) when the loop last looked
 	for !d.stop.Load() {
 		parks := d.parks.Load()
-		if drives := d.drives.Load(); d.pollers.Load() > 0 || drives != seen {
-			seen = drives
+		if pg := d.polls.Load(); pg&1 != 0 || pg>>1 != seen {
+			seen = pg >> 1
 			d.rest(rest, parks)
 			quiet = time.Now()
 			continue
@@ -134,7 +134,7 @@ func (d *Device) rest(t *time.Timer, parks uint64) {
 func (d *Device) sleep() {
 	bell := d.seg.bell().Load()
 	d.seg.sleeping().Store(1)
-	if !d.pending() && !d.stop.Load() && d.pollers.Load() == 0 {
+	if !d.pending() && !d.stop.Load() && d.polls.Load()&1 == 0 {
 		sleepOn((*uint32)(unsafe.Pointer(d.seg.bell())), bell, loopNap)
 	}
 	d.seg.sleeping().Store(0)
@@ -188,16 +188,22 @@ func (d *Device) poll() int {
 // Drive implements [device.Progressor]: the waiting rank polls the rings
 // itself for up to spins.rank (at least once), or until w is ready.
 func (d *Device) Drive(w device.Waiter) bool {
-	if w.Ready() || d.stop.Load() || len(d.peers) == 0 || !d.pollers.CompareAndSwap(0, 1) {
+	if w.Ready() || d.stop.Load() || len(d.peers) == 0 {
 		return w.Ready()
 	}
+	pg := d.polls.Load()
+	if pg&1 != 0 || !d.polls.CompareAndSwap(pg, pg|1) {
+		return w.Ready()
+	}
+	// The only poller holds pollMu for its window (the loop rests
+	// meanwhile, and polls with TryLock): a lock and an unlock per
+	// record handled would be two read-modify-writes on the way of each
+	// reply, and pending's loads cost next to nothing.
+	d.pollMu.Lock()
 	var start time.Time // read lazily: most waits end within the first polls
 	for i := 1; ; i++ {
-		// pending's loads cost next to nothing; TryLock and Unlock are a
-		// read-modify-write each, which would delay noticing an arrival.
-		if d.pending() && d.pollMu.TryLock() {
+		if d.pending() {
 			d.poll()
-			d.pollMu.Unlock()
 		}
 		if w.Ready() {
 			break
@@ -213,13 +219,14 @@ func (d *Device) Drive(w device.Waiter) bool {
 			runtime.Gosched() // another local rank, or a pull, may be what completes w
 		}
 	}
+	d.pollMu.Unlock()
 	done := w.Ready()
 	if done {
-		d.drives.Add(1) // before pollers: the loop reads them in the other order
+		pg += 2 // one more satisfied drive, and nobody polls
 	} else {
 		d.parks.Add(1) // parking: the loop takes over at once
 	}
-	d.pollers.Store(0)
+	d.polls.Store(pg)
 	if d.idle.Load() && !done {
 		select {
 		case d.kick <- struct{}{}:
