@@ -32,5 +32,7 @@
 // through the rings, not by process_vm_readv) and MPGO_SHM_SPIN (a
 // duration: how long a waiting rank polls the rings before it parks, the
 // receiver loop twice that before it sleeps; default 50µs, and nothing
-// where the host's ranks outnumber its cores).
+// where the host's ranks outnumber its cores: the CPUs that the host's
+// processes of the job may run on, all together, so that processes bound
+// to a core each are not taken for oversubscribed).
 package shm

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -132,15 +131,13 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 			ranks++
 		}
 	}
-	if ranks > runtime.NumCPU() {
-		d.spin = spins{} // oversubscribed: poll once, then sleep
-	}
+	var spin *spins // MPGO_SHM_SPIN's windows, which the cores do not decide
 	if v := getenv("MPGO_SHM_SPIN"); v != "" {
 		t, err := time.ParseDuration(v)
 		if err != nil || t < 0 {
 			return nil, fmt.Errorf("%w: MPGO_SHM_SPIN=%q: want a duration such as 50us: %w", device.ErrBootstrap, v, device.ErrArg)
 		}
-		d.spin = spins{rank: t, loop: 2 * t}
+		spin = &spins{rank: t, loop: 2 * t}
 	}
 	if len(local) == 1 {
 		return d, nil
@@ -149,7 +146,30 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 		d.Close()
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
 	}
+	switch {
+	case spin != nil:
+		d.spin = *spin
+	case ranks > d.cores():
+		d.spin = spins{} // oversubscribed: poll once, then sleep
+	}
 	return d, nil
+}
+
+// cores counts the CPUs that the processes of the host may run on, all
+// together: the union of their affinity masks, which each wrote in its
+// segment. A process's own mask is not the answer: a launcher that binds
+// each process to a core of its own (mpiexec -bind-to core, srun
+// --cpu-bind=cores, Open MPI's default for two processes) leaves each one
+// CPU, although the host's ranks do not outnumber the cores they run on;
+// taken for oversubscribed, they slept between messages and a ping-pong
+// cost 60 us instead of 0.2-0.5. A job confined to fewer CPUs than the
+// host has (taskset, a cgroup's cpuset) is judged by the CPUs it has.
+func (d *Device) cores() int {
+	all := d.seg.cpus()
+	for _, p := range d.peers {
+		all.or(p.seg.cpus())
+	}
+	return max(all.count(), 1)
 }
 
 // attach creates this process's segment and attaches the segments of the
@@ -167,6 +187,7 @@ func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixLi
 		return err
 	}
 	d.seg = segment{mem: mem, ringSize: ringSize}
+	d.seg.setCPUs(affinity()) // before any peer maps it: the handshake hands the segment over
 	index := slices.Index(local, d.self)
 	hl := &hello{self: d.self, secret: secret, fd: fd, segSize: size}
 	deadline := time.Now().Add(attachWithin)

@@ -1,6 +1,7 @@
 package shm
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 )
@@ -20,6 +21,11 @@ import (
 // of the two sees the other (both accesses are sequentially consistent
 // atomics): no wake-up is lost.
 
+//
+// It also holds the CPUs its process may run on (its affinity mask),
+// written before any peer maps the segment and never again: the peers
+// count the host's cores from them (Device.cores).
+
 // ctlSize is the control page's size.
 const ctlSize = 4096
 
@@ -27,7 +33,48 @@ const ctlSize = 4096
 const (
 	offSleeping = 0
 	offBell     = cell
+	offCPUs     = 2 * cell // cpuWords words
 )
+
+// cpuWords is the length of a CPU mask in 64-bit words: 1024 CPUs, as
+// the C library's cpu_set_t.
+const cpuWords = 16
+
+// cpuMask is a set of CPUs, bit i of word i/64 for CPU i.
+type cpuMask [cpuWords]uint64
+
+func (m *cpuMask) or(o cpuMask) {
+	for i := range m {
+		m[i] |= o[i]
+	}
+}
+
+func (m *cpuMask) count() int {
+	n := 0
+	for _, w := range m {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func (s *segment) cpuWord(i int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&s.mem[offCPUs+8*i]))
+}
+
+// setCPUs writes m as the CPUs of s's process.
+func (s *segment) setCPUs(m cpuMask) {
+	for i, w := range m {
+		s.cpuWord(i).Store(w)
+	}
+}
+
+// cpus returns the CPUs of s's process.
+func (s *segment) cpus() (m cpuMask) {
+	for i := range m {
+		m[i] = s.cpuWord(i).Load()
+	}
+	return m
+}
 
 // segmentSize is the size of a segment of a host of procs processes
 // whose rings hold ringSize bytes.

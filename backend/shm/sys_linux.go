@@ -97,3 +97,17 @@ type iovec struct {
 	base uintptr
 	len  uint64
 }
+
+// affinity returns the CPUs this process may run on (sched_getaffinity);
+// where the system call fails, as many as the Go runtime counts.
+func affinity() cpuMask {
+	var m cpuMask
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETAFFINITY, 0, unsafe.Sizeof(m), uintptr(unsafe.Pointer(&m[0])))
+	if errno != 0 {
+		m = cpuMask{}
+		for i := range min(runtime.NumCPU(), cpuWords*64) {
+			m[i/64] |= 1 << (i % 64)
+		}
+	}
+	return m
+}
