@@ -508,7 +508,9 @@ func TestComputeWithHeartbeat(t *testing.T) {
 // Under Open MPI's mpirun (Debian's openmpi-bin installs it as
 // mpiexec.openmpi beside MPICH's mpiexec): with MPGO_ROOT and MPGO_SECRET
 // passed with -x the semantics suite passes; without the secret every
-// process refuses to start, saying how to give one.
+// process refuses to start, saying how to give one; without either, on
+// one host, the processes meet at their local rendezvous and the suite
+// passes, with mpirun's default binding (a core each) and without.
 func TestUnderOpenMPI(t *testing.T) {
 	mpirun, err := exec.LookPath("mpiexec.openmpi")
 	if err != nil {
@@ -527,6 +529,13 @@ func TestUnderOpenMPI(t *testing.T) {
 	out, code = runProgram(t, time.Minute, env, append(argv, bin, "semantics")...)
 	if code == 0 || !strings.Contains(out, "export MPGO_SECRET=") {
 		t.Errorf("without MPGO_SECRET: exit status %d:\n%s", code, out)
+	}
+	for _, opts := range [][]string{{"-n", "2"}, {"--oversubscribe", "-n", "4"}} {
+		args := append(append([]string{mpirun}, opts...), bin, "semantics")
+		out, code = runProgram(t, time.Minute, env, args...)
+		if code != 0 || !strings.Contains(out, "rank 0 of") || strings.Contains(out, "MPGO_ROOT") {
+			t.Errorf("%v, one host, no MPGO_ROOT: exit status %d:\n%s", args, code, out)
+		}
 	}
 }
 

@@ -38,7 +38,7 @@
 //     the sender's slice into the receiver's, SendOwned/RecvOwned hand the
 //     slice itself over, and collectives read each other's buffers.
 //   - TCP ([Main] or [Join] under MPICH's mpiexec, Slurm's srun
-//     --mpi=pmi2, or Open MPI's mpirun with MPGO_ROOT=host:port): one or
+//     --mpi=pmi2, or Open MPI's mpirun): one or
 //     more ranks per process (MPGO_RANKS_PER_PROC), shared memory between
 //     the ranks of a process, TCP between processes, two-level
 //     collectives. Processes of one host (mpiexec -n 16 on a node) talk
@@ -59,10 +59,15 @@
 //
 //   - MPICH's mpiexec (Hydra) and Slurm's srun --mpi=pmi2: through their
 //     PMI socket; nothing to set.
-//   - Open MPI's mpirun: with MPGO_ROOT and MPGO_SECRET, as follows.
+//   - Open MPI's mpirun: on one host, nothing to set; across hosts, with
+//     MPGO_ROOT and MPGO_SECRET, as follows.
 //
 // Open MPI's processes share no key-value space mpgo can reach, so process
-// 0 serves one at an address the user names, MPGO_ROOT=host:port (a free
+// 0 serves one. Where every process of the job runs on one host, it serves
+// it on an abstract Unix socket named after the job (its PMIx namespace)
+// and the user, and both ends check with SO_PEERCRED that the other runs
+// as the same user (Linux). Across hosts, it serves it at an address the
+// user names, MPGO_ROOT=host:port (a free
 // port on the host of rank 0), and every process proves to it that it
 // holds the job's secret, MPGO_SECRET (16 bytes or more, the same in every
 // process). Without a secret anyone who reaches the address during

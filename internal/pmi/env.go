@@ -57,7 +57,9 @@ func Detect(getenv func(string) string) Launcher {
 // os.Getenv) describes. It fails with ErrNoLauncher when no launcher
 // started the process, or when one did but left out what mpgo needs: a
 // Slurm step without a PMI socket (use srun --mpi=pmi2), an Open MPI job
-// without MPGO_ROOT, or without MPGO_SECRET (unless MPGO_INSECURE=1).
+// on several hosts without MPGO_ROOT, or without MPGO_SECRET (unless
+// MPGO_INSECURE=1). An Open MPI job on one host needs neither
+// (local_linux.go).
 func FromEnv(getenv func(string) string) (Job, error) {
 	if getenv == nil {
 		getenv = os.Getenv

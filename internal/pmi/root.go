@@ -56,6 +56,11 @@ type RootConfig struct {
 	Rank, Size           int
 	LocalRank, LocalSize int
 	Addr                 string // host:port of process 0's rendezvous
+	// Network is "tcp" (the default) or "unix": Addr is then a Unix
+	// socket's name (abstract where it starts with @), and the two ends
+	// of every connection check that they run as the same user instead
+	// of proving that they hold Secret, which is not needed (Linux only).
+	Network string
 	// Secret is shared by every process of the job, and by nobody else:
 	// at least MinSecret bytes, unless Insecure.
 	Secret []byte
@@ -101,7 +106,11 @@ func rootFromEnv(getenv func(string) string) (Job, error) {
 	}
 	cfg.Addr = getenv("MPGO_ROOT")
 	if cfg.Addr == "" {
-		return nil, fmt.Errorf("pmi: started by Open MPI's mpirun: set MPGO_ROOT=host:port (a free port on the host of rank 0, e.g. mpirun -x MPGO_ROOT=node1:7000) for the address exchange: %w", ErrNoLauncher)
+		addr, ok := localRendezvous(getenv)
+		if !ok {
+			return nil, fmt.Errorf("pmi: started by Open MPI's mpirun on several hosts: set MPGO_ROOT=host:port (a free port on the host of rank 0, e.g. mpirun -x MPGO_ROOT=node1:7000) for the address exchange: %w", ErrNoLauncher)
+		}
+		cfg.Network, cfg.Addr = "unix", addr // one host: see local_linux.go
 	}
 	// The secret is the user's: nothing mpirun puts in the environment
 	// will do. OMPI_MCA_orte_precondition_transports (Open MPI 4's 128-bit
@@ -124,7 +133,11 @@ func NewRoot(cfg RootConfig) (*Root, error) {
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size {
 		return nil, fmt.Errorf("pmi: rank %d of a job of %d: %w", cfg.Rank, cfg.Size, ErrNoLauncher)
 	}
-	if len(cfg.Secret) < MinSecret && !cfg.Insecure {
+	network := cfg.Network
+	if network == "" {
+		network = "tcp"
+	}
+	if len(cfg.Secret) < MinSecret && !cfg.Insecure && network != "unix" {
 		what := "no MPGO_SECRET"
 		if len(cfg.Secret) > 0 {
 			what = fmt.Sprintf("an MPGO_SECRET of %d bytes", len(cfg.Secret))
@@ -141,14 +154,27 @@ func NewRoot(cfg RootConfig) (*Root, error) {
 		j.localRank, j.localSize = 0, 1
 	}
 	if cfg.Rank == 0 {
-		ln, err := net.Listen("tcp", cfg.Addr)
+		ln, err := net.Listen(network, cfg.Addr)
 		if err != nil {
+			if network == "unix" {
+				return nil, fmt.Errorf("pmi: rank 0 cannot serve the job's rendezvous on this host (%s): another process holds its name; MPGO_ROOT=host:port and MPGO_SECRET make it use TCP instead: %w: %w", cfg.Addr, ErrNoLauncher, err)
+			}
 			return nil, fmt.Errorf("pmi: rank 0 cannot serve the rendezvous MPGO_ROOT=%s: %w: %w", cfg.Addr, ErrNoLauncher, err)
+		}
+		if network == "unix" {
+			ln = sameUserListener{ln}
 		}
 		j.srv = newRootServer(ln, cfg.Size, cfg.Secret, cfg.Timeout)
 		cfg.Addr = ln.Addr().String() // port 0 in tests
 	}
-	conn, err := dialRetry(cfg.Addr, cfg.Timeout)
+	conn, err := dialRetry(network, cfg.Addr, cfg.Timeout)
+	if err == nil && network == "unix" {
+		if err = sameUser(conn); err != nil {
+			conn.Close()
+			conn = nil
+			err = fmt.Errorf("pmi: the job's rendezvous on this host (%s) is not process 0's: %w: %w", cfg.Addr, ErrNoLauncher, err)
+		}
+	}
 	if err == nil {
 		j.conn, j.r = conn, bufio.NewReaderSize(conn, 4096)
 		err = j.hello(cfg.Addr, cfg.Secret, cfg.Timeout)
@@ -175,11 +201,11 @@ func (j *Root) Addr() string {
 }
 
 // dialRetry connects to addr, retrying while process 0 may not listen yet.
-func dialRetry(addr string, timeout time.Duration) (net.Conn, error) {
+func dialRetry(network, addr string, timeout time.Duration) (net.Conn, error) {
 	deadline := time.Now().Add(timeout)
 	wait := 10 * time.Millisecond
 	for {
-		conn, err := net.DialTimeout("tcp", addr, timeout)
+		conn, err := net.DialTimeout(network, addr, timeout)
 		if err == nil {
 			return conn, nil
 		}

@@ -1,0 +1,4 @@
+package pmi
+
+// LocalRendezvous is localRendezvous, for the tests of package pmi_test.
+var LocalRendezvous = localRendezvous

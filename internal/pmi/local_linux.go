@@ -1,0 +1,90 @@
+package pmi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// A job of Open MPI's mpirun whose processes all run on one host needs no
+// MPGO_ROOT: process 0 serves the rendezvous on an abstract Unix socket
+// named after the job (its PMIx namespace, which every process of it
+// reads in its environment) and after the user, and both ends check with
+// SO_PEERCRED that the other runs as the same user. That is the boundary
+// that matters on one host (a process of the same user may read the
+// job's memory anyway); a process of another user that takes the name
+// first cannot pose as process 0, it only makes the job fail, with an
+// error that says so. No secret is needed for the rendezvous itself, and
+// the job secret the devices use is handed out through it as through any
+// launcher's key-value space.
+
+// ErrStranger is wrapped by the errors of a local rendezvous whose other
+// end runs as another user.
+var ErrStranger = errors.New("pmi: the other end of the rendezvous runs as another user")
+
+// localRendezvous returns the address of the local rendezvous of an Open
+// MPI job that getenv describes, or ok false when its processes do not
+// all run on this host or its environment names no job.
+func localRendezvous(getenv func(string) string) (addr string, ok bool) {
+	size, local := getenv("OMPI_COMM_WORLD_SIZE"), getenv("OMPI_COMM_WORLD_LOCAL_SIZE")
+	if size == "" || size != local {
+		return "", false
+	}
+	job := getenv("PMIX_NAMESPACE")
+	if job == "" {
+		job = getenv("OMPI_MCA_ess_base_jobid")
+	}
+	if job == "" {
+		return "", false
+	}
+	h := sha256.Sum256([]byte("mpgo-root " + strconv.Itoa(os.Getuid()) + " " + job))
+	return "@mpgo-root-" + hex.EncodeToString(h[:16]), true
+}
+
+// sameUser checks that c's peer runs as this process's user.
+func sameUser(c net.Conn) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("pmi: a %T is not a Unix connection: %w", c, ErrStranger)
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return err
+	}
+	if cerr != nil {
+		return fmt.Errorf("pmi: SO_PEERCRED: %w", cerr)
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return fmt.Errorf("pmi: process %d runs as user %d, this one as %d: %w", cred.Pid, cred.Uid, os.Getuid(), ErrStranger)
+	}
+	return nil
+}
+
+// sameUserListener accepts the connections of this process's user only;
+// it closes the others and goes on waiting.
+type sameUserListener struct{ net.Listener }
+
+func (l sameUserListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if sameUser(c) == nil {
+			return c, nil
+		}
+		c.Close()
+	}
+}
