@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/mpgo/mpgo/comm/device"
 )
@@ -36,7 +36,7 @@ import (
 //
 // Each process consumes its rings on one goroutine at a time (pollMu): a
 // rank about to park polls for a short window itself (Drive), otherwise
-// the receiver loop does, and sleeps on a futex in its segment once the
+// the receiver loop does, and sleeps on its bell (an eventfd) once the
 // rings stay quiet (progress_linux.go). A peer that dies is known at once
 // by the end of file on the Unix socket it attached through; one that
 // finishes writes a goodbye record after its last message.
@@ -63,6 +63,13 @@ type Device struct {
 	byProc map[int]*peer
 	seg    segment // this process's, which its peers write
 	spin   spins
+	// bell is this process's eventfd, which a producer that finds the
+	// receiver loop asleep writes to (its descriptor handed to every
+	// peer with the segment); the loop sleeps reading it, through the Go
+	// runtime's poller (segment.go). Nil when no peer shares the host.
+	bell    *os.File
+	bellFD  int
+	bellBuf [8]byte // what the loop reads from bell
 
 	e      device.Engine
 	pollMu sync.Mutex
@@ -100,6 +107,7 @@ type peer struct {
 	connMu sync.Mutex    // serialises the segment records written to conn
 	done   chan struct{} // closed when conn ended (watch returned)
 	seg    segment       // its segment, mapped here
+	bell   int           // its eventfd: rung when its receiver sleeps; guarded by outMu
 
 	outMu     sync.Mutex
 	out       ring // this process's ring in its segment
@@ -203,10 +211,10 @@ func (d *Device) put(p *peer, h *header, payload []byte) error {
 		}
 		d.backoff(i)
 	}
-	p.outMu.Unlock()
-	if p.seg.sleeping().Load() != 0 && p.seg.sleeping().CompareAndSwap(1, 0) {
-		ringBell(p.seg) // once: the producers after this one find it awake
+	if p.seg.sleeping().Load() != 0 && p.seg.sleeping().CompareAndSwap(1, 0) && !p.outClosed {
+		ringBell(p.bell) // once: the producers after this one find it awake
 	}
+	p.outMu.Unlock()
 	return nil
 }
 
@@ -227,10 +235,12 @@ func (d *Device) lostErr(p *peer) error {
 	return fmt.Errorf("shm: process %d (%s): %w", p.proc, d.layout.Describe(p.proc), device.ErrPeerLost)
 }
 
-// ringBell bumps s's bell and wakes its receiver.
-func ringBell(s segment) {
-	s.bell().Add(1)
-	wakeOn((*uint32)(unsafe.Pointer(s.bell())))
+// ringBell wakes the receiver loop that sleeps reading the eventfd fd
+// (a write of 1 to its counter; a counter already near its limit
+// refuses, and has a wake-up pending anyway).
+func ringBell(fd int) {
+	one := [8]byte{1}
+	syscall.Write(fd, one[:]) //nolint:errcheck // EAGAIN: rung already
 }
 
 // backoff waits a little for a full ring to drain: it yields its P for
@@ -253,8 +263,8 @@ const backoffSpins = 1024
 
 // wake gets this process's receiver loop to look at its rings.
 func (d *Device) wake() {
-	if d.seg.mem != nil {
-		ringBell(d.seg)
+	if d.bell != nil {
+		ringBell(d.bellFD)
 	}
 	select {
 	case d.kick <- struct{}{}:
@@ -404,6 +414,10 @@ func (d *Device) Close() error {
 	for _, p := range d.peers {
 		d.failWith(p, fmt.Errorf("shm: %w", device.ErrClosed))
 		syscall.Munmap(p.seg.mem)
+		syscall.Close(p.bell) // nobody rings it: outClosed
+	}
+	if d.bell != nil {
+		d.bell.Close()
 	}
 	d.mu.Lock()
 	d.sends, d.pipes = nil, nil // later rendezvous fail at once

@@ -13,7 +13,7 @@
 // eager limit are copied through the rings; larger ones are read by the
 // receiver straight from the sender's buffer (process_vm_readv, one
 // copy), or pipelined through the rings where the kernel forbids that.
-// An idle process sleeps on a futex in its segment. A process that dies
+// An idle process sleeps on an eventfd that its peers ring. A process that dies
 // is known to its peers at once, by the end of its socket: they fail with
 // errors wrapping [device.ErrPeerLost].
 //

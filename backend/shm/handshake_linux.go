@@ -23,8 +23,8 @@ import (
 //
 //	acceptor → dialer: nonce A (32 bytes), acceptor's process (4)
 //	dialer → acceptor: dialer's process (4), nonce B (32), MAC("dial")
-//	acceptor → dialer: MAC("accept"), segment size (8) + its memfd (SCM_RIGHTS)
-//	dialer → acceptor: segment size (8) + its memfd (SCM_RIGHTS)
+//	acceptor → dialer: MAC("accept"), segment size (8) + its memfd and bell (SCM_RIGHTS)
+//	dialer → acceptor: segment size (8) + its memfd and bell (SCM_RIGHTS)
 //
 // MAC(role) is HMAC-SHA256 under the job secret of the role, both
 // nonces and both process numbers: each side proves it knows the secret
@@ -52,6 +52,7 @@ type attached struct {
 	pid  int
 	conn *net.UnixConn
 	mem  []byte // the peer's segment, mapped
+	bell int    // the peer's eventfd (segment.go)
 }
 
 // mac is the MAC of role over the handshake's nonces and processes.
@@ -96,22 +97,23 @@ func sameUser(c *net.UnixConn) (int, error) {
 	return pid, nil
 }
 
-// sendSegment sends the segment's size and its descriptor after prefix.
-func sendSegment(c *net.UnixConn, prefix []byte, fd, size int) error {
+// sendSegment sends the segment's size, its descriptor and the bell's
+// after prefix.
+func sendSegment(c *net.UnixConn, prefix []byte, fd, bell, size int) error {
 	msg := binary.LittleEndian.AppendUint64(append([]byte(nil), prefix...), uint64(size))
-	_, _, err := c.WriteMsgUnix(msg, syscall.UnixRights(fd), nil)
+	_, _, err := c.WriteMsgUnix(msg, syscall.UnixRights(fd, bell), nil)
 	return err
 }
 
-// recvSegment reads n bytes and a segment (size and descriptor) after
-// them, maps the segment (which must be of size want) and closes the
-// descriptor.
-func recvSegment(c *net.UnixConn, n, want int) ([]byte, []byte, error) {
+// recvSegment reads n bytes and a segment (size, descriptor and bell)
+// after them, maps the segment (which must be of size want), closes its
+// descriptor and returns the bell's, which the caller closes.
+func recvSegment(c *net.UnixConn, n, want int) ([]byte, []byte, int, error) {
 	buf := make([]byte, n+8)
-	oob := make([]byte, syscall.CmsgSpace(4))
+	oob := make([]byte, syscall.CmsgSpace(8))
 	got, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, -1, err
 	}
 	var fds []int
 	if msgs, err := syscall.ParseSocketControlMessage(oob[:oobn]); err == nil {
@@ -121,25 +123,29 @@ func recvSegment(c *net.UnixConn, n, want int) ([]byte, []byte, error) {
 			}
 		}
 	}
+	bell := -1 // kept when all went well
 	defer func() {
 		for _, fd := range fds {
-			syscall.Close(fd)
+			if fd != bell {
+				syscall.Close(fd)
+			}
 		}
 	}()
 	if _, err := io.ReadFull(c, buf[got:]); err != nil {
-		return nil, nil, err
+		return nil, nil, -1, err
 	}
-	if len(fds) != 1 {
-		return nil, nil, fmt.Errorf("%w: %d descriptors with the segment, want 1", ErrHandshake, len(fds))
+	if len(fds) != 2 {
+		return nil, nil, -1, fmt.Errorf("%w: %d descriptors with the segment, want 2", ErrHandshake, len(fds))
 	}
 	if size := binary.LittleEndian.Uint64(buf[n:]); size != uint64(want) {
-		return nil, nil, fmt.Errorf("%w: a segment of %d bytes, want %d", ErrHandshake, size, want)
+		return nil, nil, -1, fmt.Errorf("%w: a segment of %d bytes, want %d", ErrHandshake, size, want)
 	}
 	mem, err := mapShared(fds[0], want)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, -1, err
 	}
-	return buf[:n], mem, nil
+	bell = fds[1]
+	return buf[:n], mem, bell, nil
 }
 
 // hello is one process's part in the handshakes: who it is and what it
@@ -148,6 +154,7 @@ type hello struct {
 	self    int
 	secret  []byte
 	fd      int // its segment
+	bell    int // its eventfd
 	segSize int // every segment's size
 }
 
@@ -187,20 +194,22 @@ func (h *hello) dialed(c *net.UnixConn, proc int, deadline time.Time) (*attached
 	if _, err := c.Write(out); err != nil {
 		return nil, err
 	}
-	proof, mem, err := recvSegment(c, sha256.Size, h.segSize)
+	proof, mem, bell, err := recvSegment(c, sha256.Size, h.segSize)
 	if err != nil {
 		return nil, err
 	}
 	if !hmac.Equal(proof, mac(h.secret, "accept", na, nb, h.self, proc)) {
 		syscall.Munmap(mem)
+		syscall.Close(bell)
 		return nil, fmt.Errorf("%w: process %d does not know the job secret", ErrHandshake, proc)
 	}
-	if err := sendSegment(c, nil, h.fd, h.segSize); err != nil {
+	if err := sendSegment(c, nil, h.fd, h.bell, h.segSize); err != nil {
 		syscall.Munmap(mem)
+		syscall.Close(bell)
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
-	return &attached{proc: proc, pid: pid, conn: c, mem: mem}, nil
+	return &attached{proc: proc, pid: pid, conn: c, mem: mem, bell: bell}, nil
 }
 
 // accept runs the acceptor's side of a handshake on c; want reports
@@ -228,13 +237,13 @@ func (h *hello) accept(c *net.UnixConn, want func(proc int) bool, deadline time.
 	if !want(proc) {
 		return nil, fmt.Errorf("%w: process %d is not expected here", ErrHandshake, proc)
 	}
-	if err := sendSegment(c, mac(h.secret, "accept", na, nb, proc, h.self), h.fd, h.segSize); err != nil {
+	if err := sendSegment(c, mac(h.secret, "accept", na, nb, proc, h.self), h.fd, h.bell, h.segSize); err != nil {
 		return nil, err
 	}
-	_, mem, err := recvSegment(c, 0, h.segSize)
+	_, mem, bell, err := recvSegment(c, 0, h.segSize)
 	if err != nil {
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
-	return &attached{proc: proc, pid: pid, conn: c, mem: mem}, nil
+	return &attached{proc: proc, pid: pid, conn: c, mem: mem, bell: bell}, nil
 }

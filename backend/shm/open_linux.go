@@ -188,8 +188,11 @@ func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixLi
 	}
 	d.seg = segment{mem: mem, ringSize: ringSize}
 	d.seg.setCPUs(affinity()) // before any peer maps it: the handshake hands the segment over
+	if d.bell, d.bellFD, err = eventfd(); err != nil {
+		return err
+	}
 	index := slices.Index(local, d.self)
-	hl := &hello{self: d.self, secret: secret, fd: fd, segSize: size}
+	hl := &hello{self: d.self, secret: secret, fd: fd, bell: d.bellFD, segSize: size}
 	deadline := time.Now().Add(attachWithin)
 	later := local[index+1:]
 	type result struct {
@@ -246,7 +249,7 @@ func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixLi
 	for _, a := range as {
 		i := slices.Index(local, a.proc)
 		ps := segment{mem: a.mem, ringSize: ringSize}
-		p := &peer{proc: a.proc, pid: a.pid, conn: a.conn, done: make(chan struct{}), seg: ps, out: ps.ring(index), in: d.seg.ring(i)}
+		p := &peer{proc: a.proc, pid: a.pid, conn: a.conn, done: make(chan struct{}), seg: ps, bell: a.bell, out: ps.ring(index), in: d.seg.ring(i)}
 		d.peers = append(d.peers, p)
 		d.byProc[a.proc] = p
 	}

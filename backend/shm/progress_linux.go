@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"time"
-	"unsafe"
 
 	"github.com/mpgo/mpgo/comm/device"
 )
@@ -24,7 +23,7 @@ import (
 //   - The receiver loop, one goroutine per process, is the fallback: it
 //     rests while a rank polls or just did, spins (yielding its P) while
 //     messages flow, and once the rings stayed quiet for spins.loop it
-//     sleeps on the futex in its segment (segment.go), so that an idle
+//     sleeps on its bell, an eventfd (segment.go), so that an idle
 //     process burns no core; a producer that finds it asleep wakes it.
 //
 // Where the host's ranks outnumber its cores, spinning only takes the
@@ -74,7 +73,7 @@ const (
 	driveYield = 1024
 )
 
-// loopNap bounds one sleep of the loop on its futex (it is woken
+// loopNap bounds one sleep of the loop on its bell (it is woken
 // explicitly; the bound only limits what a lost wake-up could cost).
 const loopNap = 100 * time.Millisecond
 
@@ -129,13 +128,19 @@ func (d *Device) rest(t *time.Timer, parks uint64) {
 	d.idle.Store(false)
 }
 
-// sleep puts the loop to sleep on the futex until a producer or an event
-// (a peer's end, Close) rings the bell, unless there is something to do.
+// sleep puts the loop to sleep reading its bell (an eventfd) until a
+// producer or an event (a peer's end, Close) rings it, unless there is
+// something to do. The read goes through the runtime's poller, so the
+// loop's goroutine parks and its P runs at once what the loop readied (a
+// futex wait, a system call, kept the P until the runtime's monitor took
+// it back, 20 us to 10 ms later: where ranks outnumber cores, every
+// message waited that long); an idle process's last thread sleeps in
+// epoll, and the producer's write wakes it.
 func (d *Device) sleep() {
-	bell := d.seg.bell().Load()
 	d.seg.sleeping().Store(1)
 	if !d.pending() && !d.stop.Load() && d.polls.Load()&1 == 0 {
-		sleepOn((*uint32)(unsafe.Pointer(d.seg.bell())), bell, loopNap)
+		d.bell.SetReadDeadline(time.Now().Add(loopNap))
+		d.bell.Read(d.bellBuf[:]) //nolint:errcheck // woken, or the nap's end: the loop looks again either way
 	}
 	d.seg.sleeping().Store(0)
 }

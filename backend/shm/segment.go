@@ -12,14 +12,16 @@ import (
 // creates it (an anonymous memory file), and its peers map it once they
 // proved they belong to the job (handshake.go).
 //
-// The control page holds the receiver's futex: sleeping says that its
-// receiver goroutine is about to sleep or sleeps on bell; a producer
-// that publishes a record and then sees sleeping set clears it (so that
-// the producers after it, until the receiver sleeps again, make no
-// system call), bumps bell and wakes it. The receiver sets sleeping before it looks at its rings a
-// last time, and a producer publishes before it reads sleeping, so one
-// of the two sees the other (both accesses are sequentially consistent
-// atomics): no wake-up is lost.
+// The control page says whether the receiver sleeps: sleeping is set
+// while its receiver goroutine is about to sleep or sleeps on its bell,
+// an eventfd handed to the peers with the segment; a producer that
+// publishes a record and then sees sleeping set clears it (so that the
+// producers after it, until the receiver sleeps again, make no system
+// call) and rings the bell. The receiver sets sleeping before it looks at
+// its rings a last time, and a producer publishes before it reads
+// sleeping, so one of the two sees the other (both accesses are
+// sequentially consistent atomics); the eventfd keeps a ring until it is
+// read: no wake-up is lost.
 
 //
 // It also holds the CPUs its process may run on (its affinity mask),
@@ -32,7 +34,6 @@ const ctlSize = 4096
 // Offsets in the control page, on cache lines of their own.
 const (
 	offSleeping = 0
-	offBell     = cell
 	offCPUs     = 2 * cell // cpuWords words
 )
 
@@ -90,7 +91,6 @@ func (s *segment) sleeping() *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&s.mem[offSleeping]))
 }
 
-func (s *segment) bell() *atomic.Uint32 { return (*atomic.Uint32)(unsafe.Pointer(&s.mem[offBell])) }
 
 // ring returns the ring that the host's process i writes in s.
 func (s *segment) ring(i int) ring {

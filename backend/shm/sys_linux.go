@@ -4,37 +4,26 @@ package shm
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
 // The system calls the device is made of, through package syscall (no
-// cgo): memfd_create and mmap for the segments, futex for sleeping on a
-// word of a segment, process_vm_readv (cross-memory attach) for the
-// single copy of a large message.
+// cgo): memfd_create and mmap for the segments, an eventfd a receiver
+// sleeps on, process_vm_readv (cross-memory attach) for the single copy
+// of a large message.
 
-// Futex operations (linux/futex.h). Without FUTEX_PRIVATE_FLAG: the word
-// lives in memory shared between processes.
-const (
-	futexWait = 0
-	futexWake = 1
-)
-
-// sleepOn blocks the calling thread while *addr holds val, for at most
-// timeout; it returns early when woken, on a signal, or at once when
-// *addr no longer holds val. Through Syscall6, so that the Go runtime
-// hands the thread's P to other goroutines while it sleeps.
-func sleepOn(addr *uint32, val uint32, timeout time.Duration) {
-	ts := syscall.NsecToTimespec(int64(timeout))
-	syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWait, uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
-}
-
-// wakeOn wakes the threads sleeping on addr (at most one sleeps: the
-// process's receiver).
-func wakeOn(addr *uint32) {
-	syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, 1, 0, 0, 0)
+// eventfd makes a non-blocking eventfd, closed on exec: the bell of this
+// process's receiver loop (segment.go), returned as a file that the Go
+// runtime's poller waits on, and its descriptor.
+func eventfd() (*os.File, int, error) {
+	fd, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errno != 0 {
+		return nil, -1, fmt.Errorf("eventfd: %w", errno)
+	}
+	return os.NewFile(fd, "mpgo-shm-bell"), int(fd), nil
 }
 
 // memfd makes an anonymous memory file of size bytes, zero-filled, closed
