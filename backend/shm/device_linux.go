@@ -250,6 +250,9 @@ func ringBell(fd int) {
 func (d *Device) backoff(i int) {
 	if d.spin.rank > 0 {
 		if i < backoffSpins {
+			if d.spin.yield {
+				yieldCore() // the receiver that drains the ring may need this core
+			}
 			runtime.Gosched()
 			return
 		}

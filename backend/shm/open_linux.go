@@ -149,8 +149,10 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	switch {
 	case spin != nil:
 		d.spin = *spin
-	case ranks > d.cores():
+	case ranks > yieldOver*d.cores():
 		d.spin = spins{} // oversubscribed: poll once, then sleep
+	case ranks > d.cores():
+		d.spin = yieldSpins // oversubscribed: poll by yielding the core, briefly
 	}
 	return d, nil
 }

@@ -91,7 +91,6 @@ func (s *segment) sleeping() *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&s.mem[offSleeping]))
 }
 
-
 // ring returns the ring that the host's process i writes in s.
 func (s *segment) ring(i int) ring {
 	off := ctlSize + i*(ringHeader+s.ringSize)

@@ -100,3 +100,8 @@ func affinity() cpuMask {
 	}
 	return m
 }
+
+// yieldCore gives this thread's core to another runnable thread, if any
+// (sched_yield). A raw system call: it returns within a time slice, and
+// the calling goroutine keeps its P, as it goes on polling.
+func yieldCore() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
