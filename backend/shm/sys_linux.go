@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -23,7 +24,14 @@ func eventfd() (*os.File, int, error) {
 	if errno != 0 {
 		return nil, -1, fmt.Errorf("eventfd: %w", errno)
 	}
-	return os.NewFile(fd, "mpgo-shm-bell"), int(fd), nil
+	f := os.NewFile(fd, "mpgo-shm-bell")
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		// Not in the poller: a read would not wait, and the loop would
+		// spin instead of sleeping.
+		f.Close()
+		return nil, -1, fmt.Errorf("eventfd: the runtime's poller does not take it: %w", err)
+	}
+	return f, int(fd), nil
 }
 
 // memfd makes an anonymous memory file of size bytes, zero-filled, closed
