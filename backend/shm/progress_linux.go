@@ -91,7 +91,8 @@ const pollBatch = 64
 // still lets another rank of the process, or a pull, run soon. Where a
 // rank yields its core between polls (spins.yield), each poll lasts as
 // long as the other runnable processes of the core take, so the window
-// is at least driveCheck yields (each runnable process runs once or more
+// is at least 2*driveCheck yields (the clock is first read at the
+// driveCheck-th; each runnable process runs once or more
 // meanwhile: measured, 8 processes on 2 cores, 8 B Allreduce 46-92 us
 // against 684-692 with the clock read every 4 polls), and the rank
 // yields its P every driveYield/64 polls.

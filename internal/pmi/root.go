@@ -108,7 +108,7 @@ func rootFromEnv(getenv func(string) string) (Job, error) {
 	if cfg.Addr == "" {
 		addr, ok := localRendezvous(getenv)
 		if !ok {
-			return nil, fmt.Errorf("pmi: started by Open MPI's mpirun on several hosts: set MPGO_ROOT=host:port (a free port on the host of rank 0, e.g. mpirun -x MPGO_ROOT=node1:7000) for the address exchange: %w", ErrNoLauncher)
+			return nil, fmt.Errorf("pmi: started by Open MPI's mpirun across hosts (or without PMIX_NAMESPACE): set MPGO_ROOT=host:port (a free port on the host of rank 0, e.g. mpirun -x MPGO_ROOT=node1:7000) for the address exchange: %w", ErrNoLauncher)
 		}
 		cfg.Network, cfg.Addr = "unix", addr // one host: see local_linux.go
 	}
