@@ -14,6 +14,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/mpgo/mpgo/internal/pmi"
 )
 
 // How the processes of a host attach each other's segments: each listens
@@ -65,29 +67,10 @@ func mac(secret []byte, role string, a, b []byte, dialer, acceptor int) []byte {
 	return m.Sum(nil)
 }
 
-// peerCred returns the uid and pid of the process at c's other end.
-func peerCred(c *net.UnixConn) (uid uint32, pid int, err error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return 0, 0, err
-	}
-	var cred *syscall.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return 0, 0, err
-	}
-	if cerr != nil {
-		return 0, 0, cerr
-	}
-	return cred.Uid, int(cred.Pid), nil
-}
-
 // sameUser checks that c's peer runs as this process's user, and returns
 // its pid.
 func sameUser(c *net.UnixConn) (int, error) {
-	uid, pid, err := peerCred(c)
+	uid, pid, err := pmi.PeerCred(c)
 	if err != nil {
 		return 0, fmt.Errorf("%w: SO_PEERCRED: %w", ErrHandshake, err)
 	}

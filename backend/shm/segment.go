@@ -22,7 +22,6 @@ import (
 // sleeping, so one of the two sees the other (both accesses are
 // sequentially consistent atomics); the eventfd keeps a ring until it is
 // read: no wake-up is lost.
-
 //
 // It also holds the CPUs its process may run on (its affinity mask),
 // written before any peer maps the segment and never again: the peers

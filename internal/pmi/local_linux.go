@@ -42,8 +42,29 @@ func localRendezvous(getenv func(string) string) (addr string, ok bool) {
 	if job == "" {
 		return "", false
 	}
-	h := sha256.Sum256([]byte("mpgo-root " + strconv.Itoa(os.Getuid()) + " " + job))
+	h := sha256.Sum256([]byte("mpgo-root " + strconv.Itoa(os.Geteuid()) + " " + job))
 	return "@mpgo-root-" + hex.EncodeToString(h[:16]), true
+}
+
+// PeerCred returns the uid (effective, at connect time) and pid of the
+// process at c's other end, as the kernel knows them (SO_PEERCRED), not
+// as the peer says.
+func PeerCred(c *net.UnixConn) (uid uint32, pid int, err error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return 0, 0, err
+	}
+	if cerr != nil {
+		return 0, 0, cerr
+	}
+	return cred.Uid, int(cred.Pid), nil
 }
 
 // sameUser checks that c's peer runs as this process's user.
@@ -52,22 +73,12 @@ func sameUser(c net.Conn) error {
 	if !ok {
 		return fmt.Errorf("pmi: a %T is not a Unix connection: %w", c, ErrStranger)
 	}
-	rc, err := uc.SyscallConn()
+	uid, pid, err := PeerCred(uc)
 	if err != nil {
-		return err
+		return fmt.Errorf("pmi: SO_PEERCRED: %w", err)
 	}
-	var cred *syscall.Ucred
-	var cerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return err
-	}
-	if cerr != nil {
-		return fmt.Errorf("pmi: SO_PEERCRED: %w", cerr)
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("pmi: process %d runs as user %d, this one as %d: %w", cred.Pid, cred.Uid, os.Getuid(), ErrStranger)
+	if uid != uint32(os.Geteuid()) {
+		return fmt.Errorf("pmi: process %d runs as user %d, this one as %d: %w", pid, uid, os.Geteuid(), ErrStranger)
 	}
 	return nil
 }
