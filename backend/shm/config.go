@@ -5,11 +5,24 @@ import "github.com/mpgo/mpgo/comm/device"
 // DefaultEagerLimit is the protocol switch between the processes of a
 // host unless one is configured: shorter messages are copied through the
 // rings (two copies, no round trip), longer ones read by the receiver
-// from the sender's memory (one copy, after a round trip through the
-// rings and a process_vm_readv, which pins the sender's pages: about
-// 8 GB/s here against 40 for copy, so that below some hundred kilobytes
-// the two copies win).
-const DefaultEagerLimit = 128 << 10
+// straight from the sender's memory (one copy with process_vm_readv,
+// after an RTS through the rings; FIN answers). Two copies through a
+// ring move every byte as a cache line one core wrote and another reads.
+// On the 2-core test VM that was fast at some times and slow at others
+// (for minutes at a time; MPICH's 4 KiB latency was 3x slower then too,
+// as if the two vCPUs no longer shared a cache), where the single copy
+// changed little. Ping-pong one way, fast / slow: 16 KiB 2.4 / 9.5 us
+// through the ring, 3.7 / 4.0 by the single copy (MPICH 3.6-4.4 /
+// 4.3); 64 KiB 8.5 / 35 against 7.0 / 7.4 (MPICH 6.9-8.5 / 7.5); osu_bw
+// at 16 KiB 8.0 / 2.1 GB/s against 4.3 / 5.0 (MPICH 5.3 / 4.9). 16 KiB
+// keeps every size near MPICH's time in both.
+const DefaultEagerLimit = 16 << 10
+
+// DefaultRingEagerLimit is DefaultEagerLimit where process_vm_readv is
+// not allowed (Config.NoCMA, MPGO_SHM_CMA=0, or a read the kernel
+// refused): a longer message then comes through the ring in chunks
+// after a round trip, so eager copies pay up to here.
+const DefaultRingEagerLimit = 128 << 10
 
 // DefaultRingSize is the bytes of each ring (one per ordered pair of
 // processes of a host): room for a few messages of the eager limit (a
@@ -26,7 +39,9 @@ type Config struct {
 	// Layout says which process runs each world rank (required).
 	Layout device.Layout
 	// EagerLimit is the protocol switch between processes of the host;
-	// zero means DefaultEagerLimit. It is lowered to what a ring carries.
+	// zero means MPGO_SHM_EAGER if set, else DefaultEagerLimit (and
+	// DefaultRingEagerLimit without process_vm_readv). It is lowered to
+	// what a ring carries.
 	EagerLimit int
 	// RingSize is the bytes of each ring, a power of two of at least
 	// 4 KiB; zero means DefaultRingSize. The job runs with process 0's.
@@ -41,6 +56,7 @@ type Config struct {
 	// memory. Empty means pmi.HostID (a digest of the host name and boot
 	// id). Tests set it to play several hosts.
 	Host string
-	// Getenv reads the environment (nil: os.Getenv): MPGO_SHM_CMA.
+	// Getenv reads the environment (nil: os.Getenv): MPGO_SHM_CMA,
+	// MPGO_SHM_EAGER.
 	Getenv func(string) string
 }

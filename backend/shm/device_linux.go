@@ -56,13 +56,18 @@ import (
 type Device struct {
 	self   int
 	layout device.Layout
-	eager  int
-	chunk  int // the payload of a pipelined chunk
-	noCMA  atomic.Bool
-	peers  []*peer // the other processes of this host
-	byProc map[int]*peer
-	seg    segment // this process's, which its peers write
-	spin   spins
+	eager  int // the eager limit while process_vm_readv reads the peers' memory
+	// ringEager is the eager limit once it does not (noCMA)
+	ringEager int
+	chunk     int // the payload of a pipelined chunk
+	noCMA     atomic.Bool
+	// onArrival counts the rendezvous read on arrival (PullArriving),
+	// for the tests.
+	onArrival atomic.Uint64
+	peers     []*peer // the other processes of this host
+	byProc    map[int]*peer
+	seg       segment // this process's, which its peers write
+	spin      spins
 	// bell is this process's eventfd, which a producer that finds the
 	// receiver loop asleep writes to (its descriptor handed to every
 	// peer with the segment); the loop sleeps reading it, through the Go
@@ -117,6 +122,10 @@ type peer struct {
 	reported bool // its end told to the engine; guarded by pollMu
 	eof      atomic.Bool
 	gone     atomic.Bool // finished or lost: sends to it fail
+
+	// readable: a process_vm_readv of its memory has succeeded, so its
+	// rendezvous are read on arrival (rendezvous_linux.go).
+	readable atomic.Bool
 }
 
 var (
@@ -179,7 +188,11 @@ func (d *Device) SendNow(src, dst int, env device.Envelope, data []byte) (bool, 
 
 // eagerOK reports whether a message goes eagerly, written into the ring.
 func (d *Device) eagerOK(env device.Envelope, data []byte) bool {
-	return !env.Sync && len(data) < d.eager
+	limit := d.eager
+	if d.noCMA.Load() {
+		limit = d.ringEager
+	}
+	return !env.Sync && len(data) < limit
 }
 
 // address checks dst and returns its process and the header of a message
@@ -211,11 +224,32 @@ func (d *Device) put(p *peer, h *header, payload []byte) error {
 		}
 		d.backoff(i)
 	}
+	d.rouse(p)
+	p.outMu.Unlock()
+	return nil
+}
+
+// putNow writes h's record to p if it can at once (the ring has room,
+// and no other producer holds it: one that waits for room holds it
+// meanwhile), and reports whether it did.
+func (d *Device) putNow(p *peer, h *header, payload []byte) bool {
+	if !p.outMu.TryLock() {
+		return false
+	}
+	ok := p.out.tryPut(h, payload)
+	if ok {
+		d.rouse(p)
+	}
+	p.outMu.Unlock()
+	return ok
+}
+
+// rouse rings p's bell if its receiver sleeps, after a record was
+// written to it; p.outMu held.
+func (d *Device) rouse(p *peer) {
 	if p.seg.sleeping().Load() != 0 && p.seg.sleeping().CompareAndSwap(1, 0) && !p.outClosed {
 		ringBell(p.bell) // once: the producers after this one find it awake
 	}
-	p.outMu.Unlock()
-	return nil
 }
 
 // sendable reports why nothing more can be written to p, if so; p.outMu

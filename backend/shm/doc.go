@@ -29,7 +29,8 @@
 // engine.
 //
 // Environment, read by [Open]: MPGO_SHM_CMA=0 (send large messages
-// through the rings, not by process_vm_readv) and MPGO_SHM_SPIN (a
+// through the rings, not by process_vm_readv), MPGO_SHM_EAGER (bytes:
+// the protocol switch, default DefaultEagerLimit) and MPGO_SHM_SPIN (a
 // duration: how long a waiting rank polls the rings before it parks, the
 // receiver loop twice that before it sleeps; default 50µs, and nothing
 // where the host's ranks outnumber its cores: the CPUs that the host's

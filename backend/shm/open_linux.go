@@ -117,11 +117,20 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 		}
 	}
 	eager := cfg.EagerLimit
-	if eager <= 0 {
-		eager = DefaultEagerLimit
+	if v := getenv("MPGO_SHM_EAGER"); v != "" && eager <= 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("shm: MPGO_SHM_EAGER=%q: want a positive number of bytes: %w", v, device.ErrArg)
+		}
+		eager = n
 	}
-	eager = min(eager, maxRecord(ringSize)-cell+1)
-	d := &Device{self: self, layout: cfg.Layout, eager: eager, chunk: ringSize / 4, byProc: map[int]*peer{},
+	ringEager := eager
+	if eager <= 0 {
+		eager, ringEager = DefaultEagerLimit, DefaultRingEagerLimit
+	}
+	carried := maxRecord(ringSize) - cell + 1
+	eager, ringEager = min(eager, carried), min(ringEager, carried)
+	d := &Device{self: self, layout: cfg.Layout, eager: eager, ringEager: ringEager, chunk: ringSize / 4, byProc: map[int]*peer{},
 		spin: defaultSpins, kick: make(chan struct{}, 1), loopDone: make(chan struct{}),
 		sends: map[uint64]*outRV{}, pipes: map[pipeKey]*pipe{}}
 	d.noCMA.Store(cfg.NoCMA || getenv("MPGO_SHM_CMA") == "0")

@@ -78,10 +78,13 @@ type Envelope struct {
 	// Sync marks a synchronous send: the sender completes only once a
 	// receive matched. A device carries it as a rendezvous.
 	Sync bool
-	// Rendezvous, on arrival, says that the payload is still with its
-	// sender: pulling it waits for the network. The engine then pulls on
+	// Rendezvous, on arrival, says that pulling the payload waits for
+	// the network (it is still with its sender). The engine then pulls on
 	// a goroutine of its own, so that no rank blocks posting a receive
-	// (Irecv) on it.
+	// (Irecv) on it. A payload still with its sender that the device
+	// reads without waiting (the shared-memory device's copy out of the
+	// sender's memory) may arrive without it, to be pulled as an eager
+	// message is.
 	Rendezvous bool
 	// Fingerprint identifies a struct element type's memory layout
 	// beside Type (which is then the engine's code for struct types);

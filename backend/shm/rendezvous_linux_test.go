@@ -1,0 +1,136 @@
+//go:build linux && (amd64 || arm64)
+
+package shm_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mpgo/mpgo/backend/shm"
+	"github.com/mpgo/mpgo/comm"
+	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/comm/device/devicetest"
+	"github.com/mpgo/mpgo/internal/job"
+	"github.com/mpgo/mpgo/internal/job/jobtest"
+	"github.com/mpgo/mpgo/internal/pmi"
+)
+
+// Rendezvous both ways at once through rings far too small for a window
+// of them: two processes each start 256 sends of 4 KiB to 329 KiB to
+// the other (rendezvous at the 4 KiB eager limit; the largest beyond
+// what is read on arrival), with half of the receives posted before and
+// half after, in three rounds, over rings of 4 KiB. Once a process has
+// read its peer's memory, the RTS that find their receive posted are
+// read on arrival by the poller, whose FIN must not wait for room in a
+// ring, nor for a producer that waits for room (the other poller, as
+// busy, may be what they wait for): every payload arrives intact,
+// nothing hangs (either wait hangs it), and reads on arrival happened.
+func TestRendezvousBothWays(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		devs []device.Device
+	)
+	open := func(kv device.KV, l device.Layout) (device.Device, error) {
+		d, err := shm.Open(kv, shm.Config{Layout: l, EagerLimit: 4 << 10, RingSize: 4 << 10, Getenv: func(string) string { return "" }})
+		if err == nil {
+			mu.Lock()
+			devs = append(devs, d)
+			mu.Unlock()
+		}
+		return d, err
+	}
+	jobs := jobtest.Join(t, 2, job.Config{}, open)
+	const msgs = 256
+	size := func(i int) int { return 4<<10 + i*i*5 } // 4 KiB .. 320 KiB
+	errs := jobtest.Run(t, jobs, func(w *comm.Comm) error {
+		peer := 1 - w.Rank()
+		for round := range 3 {
+			out := make([][]byte, msgs)
+			in := make([][]byte, msgs)
+			reqs := make([]*comm.Request, 0, 2*msgs)
+			recv := func(i int) error {
+				in[i] = make([]byte, size(i))
+				r, err := w.Irecv(in[i], comm.Byte, peer, i)
+				reqs = append(reqs, r)
+				return err
+			}
+			for i := range msgs / 2 {
+				if err := recv(i); err != nil {
+					return err
+				}
+			}
+			for i := range msgs {
+				out[i] = pattern(size(i), w.Rank(), round, i)
+				r, err := w.Isend(out[i], comm.Byte, peer, i)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, r)
+			}
+			for i := msgs / 2; i < msgs; i++ {
+				if err := recv(i); err != nil {
+					return err
+				}
+			}
+			if err := comm.WaitAll(reqs...); err != nil {
+				return err
+			}
+			for i := range msgs {
+				want := pattern(size(i), peer, round, i)
+				for j := range want {
+					if in[i][j] != want[j] {
+						return fmt.Errorf("round %d, message %d of %d bytes: byte %d is %d, want %d", round, i, size(i), j, in[i][j], want[j])
+					}
+				}
+			}
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	var read uint64
+	for _, d := range devs {
+		read += shm.ReadOnArrival(d)
+	}
+	t.Logf("%d of %d rendezvous read on arrival", read, 2*3*msgs)
+	if read == 0 {
+		t.Error("no rendezvous was read on arrival")
+	}
+}
+
+// pattern is the payload of message i of round from rank.
+func pattern(n, rank, round, i int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(j*7 + rank*31 + round*13 + i)
+	}
+	return b
+}
+
+// MPGO_SHM_EAGER sets the protocol switch; a value that is not a
+// positive number of bytes fails Open with an error wrapping ErrArg.
+func TestEagerFromEnvironment(t *testing.T) {
+	for _, v := range []string{"abc", "0", "-4096"} {
+		kv := pmi.NewMemory(1)[0]
+		getenv := func(k string) string {
+			if k == "MPGO_SHM_EAGER" {
+				return v
+			}
+			return ""
+		}
+		d, err := shm.Open(kv, shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
+		if err == nil {
+			d.Close()
+			t.Fatalf("MPGO_SHM_EAGER=%s: opened", v)
+		}
+		if !errors.Is(err, device.ErrArg) || !strings.Contains(err.Error(), "MPGO_SHM_EAGER") {
+			t.Errorf("MPGO_SHM_EAGER=%s: %v, want an error naming it, wrapping ErrArg", v, err)
+		}
+	}
+}
