@@ -3,6 +3,8 @@
 package shm_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,7 +21,7 @@ import (
 )
 
 // Rendezvous both ways at once through rings far too small for a window
-// of them: two processes each start 256 sends of 4 KiB to 329 KiB to
+// of them: two processes each start 256 sends of 4 KiB to 1.1 MiB to
 // the other (rendezvous at the 4 KiB eager limit; the largest beyond
 // what is read on arrival), with half of the receives posted before and
 // half after, in three rounds, over rings of 4 KiB. Once a process has
@@ -44,7 +46,7 @@ func TestRendezvousBothWays(t *testing.T) {
 	}
 	jobs := jobtest.Join(t, 2, job.Config{}, open)
 	const msgs = 256
-	size := func(i int) int { return 4<<10 + i*i*5 } // 4 KiB .. 320 KiB
+	size := func(i int) int { return 4<<10 + i*i*18 } // 4 KiB .. 1.1 MiB
 	errs := jobtest.Run(t, jobs, func(w *comm.Comm) error {
 		peer := 1 - w.Rank()
 		for round := range 3 {
@@ -79,11 +81,8 @@ func TestRendezvousBothWays(t *testing.T) {
 				return err
 			}
 			for i := range msgs {
-				want := pattern(size(i), peer, round, i)
-				for j := range want {
-					if in[i][j] != want[j] {
-						return fmt.Errorf("round %d, message %d of %d bytes: byte %d is %d, want %d", round, i, size(i), j, in[i][j], want[j])
-					}
+				if !bytes.Equal(in[i], pattern(size(i), peer, round, i)) {
+					return fmt.Errorf("round %d, message %d of %d bytes: other bytes arrived", round, i, size(i))
 				}
 			}
 		}
@@ -107,8 +106,9 @@ func TestRendezvousBothWays(t *testing.T) {
 // pattern is the payload of message i of round from rank.
 func pattern(n, rank, round, i int) []byte {
 	b := make([]byte, n)
-	for j := range b {
-		b[j] = byte(j*7 + rank*31 + round*13 + i)
+	binary.LittleEndian.PutUint64(b, uint64(rank<<48|round<<32|i)) // n ≥ 4 KiB
+	for j := 8; j < n; j *= 2 {
+		copy(b[j:], b[:j]) // the header repeated, and the tail different from a stale buffer
 	}
 	return b
 }
