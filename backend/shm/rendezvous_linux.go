@@ -153,13 +153,13 @@ func (d *Device) arriveRV(from *peer, h *header, p []byte) error {
 }
 
 // inlinePull is the largest rendezvous read on arrival (see above), as
-// MPICH's progress engine copies in place: a read that long keeps the
-// rings' poller from the other peers for about 80 us here, and saves
-// 6-9 us at 512 KiB-1 MiB (one way 53 -> 45 us at 512 KiB, MPICH 42;
-// 92.5 -> 87 at 1 MiB, MPICH 86-98); longer ones, for which the wake-up
-// counts for less than the time they would hold the poller, are read
-// on a goroutine of their own.
-const inlinePull = 1 << 20
+// MPICH's progress engine copies in place: a read that long holds the
+// rings' poller about 20 us here. Longer ones are read on a goroutine
+// of their own, so that a window of them is copied on more than one
+// core: reading up to 1 MiB on arrival saved 6-9 us one way at
+// 512 KiB-1 MiB (53 -> 45 us at 512 KiB, MPICH 42), but osu_bw at
+// 1 MiB fell from 12.4-12.8 GB/s to 9.9-12.8 (3 alternated runs each).
+const inlinePull = 256 << 10
 
 // Pull implements [device.Incoming]: the payload is read from the
 // sender's memory into dst (nothing with dst nil), and the sender told.
