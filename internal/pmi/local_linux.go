@@ -3,7 +3,6 @@ package pmi
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -22,10 +21,6 @@ import (
 // error that says so. No secret is needed for the rendezvous itself, and
 // the job secret the devices use is handed out through it as through any
 // launcher's key-value space.
-
-// ErrStranger is wrapped by the errors of a local rendezvous whose other
-// end runs as another user.
-var ErrStranger = errors.New("pmi: the other end of the rendezvous runs as another user")
 
 // localRendezvous returns the address of the local rendezvous of an Open
 // MPI job that getenv describes, or ok false when its processes do not

@@ -76,6 +76,10 @@ type RootConfig struct {
 // connection.
 const MinSecret = 16
 
+// ErrStranger is wrapped by the errors of a local rendezvous (local_linux.go) whose other
+// end runs as another user.
+var ErrStranger = errors.New("pmi: the other end of the rendezvous runs as another user")
+
 const (
 	rootMagic   = "mpgo-root/2" // /1 had no secret by default and did not prove process 0
 	rootMaxLine = 16 << 20
