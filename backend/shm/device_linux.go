@@ -73,7 +73,7 @@ type Device struct {
 	// peer with the segment); the loop sleeps reading it, through the Go
 	// runtime's poller (segment.go). Nil when no peer shares the host.
 	bell    *os.File
-	bellFD  int
+	bellFD  int     // bell's descriptor, kept: bell.Fd() would set it blocking, out of the poller
 	bellBuf [8]byte // what the loop reads from bell
 
 	e      device.Engine
