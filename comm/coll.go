@@ -215,16 +215,20 @@ func (c *Comm) Algorithm(coll Collective) Algorithm {
 // the shared-memory table and the caches. Only the rank's goroutine that
 // calls c's collectives uses it (collectives are called one at a time).
 type collState struct {
+	// What every collective call reads, and a shared-memory one writes,
+	// first, in the object's first cache lines (collStatePad aligns it
+	// to them): on 100,000 ranks every line a call touches is a cache
+	// miss, as a hundred thousand other ranks ran since this one's last.
+	shm   *shmComm // nil until the first shared-memory collective
+	gen   uint64   // shared-memory collectives so far: parity selects slots and staging
+	held  [2]bool  // slots[p][rank] may name buffers (a barrier leaves an empty slot unwritten)
+	local int8     // sharedMemory: 0 not known yet, 1 yes, -1 no
 	algs  [numColls]Algorithm
-	local int8 // sharedMemory: 0 not known yet, 1 yes, -1 no
+	call  shmCall // the shared-memory collective in progress (one at a time)
 
 	hier     *hierComms // two-level collectives (coll_hier.go); nil when c has no such shape
 	hierSeen bool       // hier has been worked out
 
-	shm      *shmComm // nil until the first shared-memory collective
-	gen      uint64   // shared-memory collectives so far: parity selects slots and staging
-	held     [2]bool  // slots[p][rank] may name buffers (a barrier leaves an empty slot unwritten)
-	call     shmCall  // the shared-memory collective in progress (one at a time)
 	stage    [2][]byte
 	gateComm *Comm // c's collective context, named for deadlock reports
 
@@ -238,7 +242,14 @@ type collState struct {
 	// calls agree on their arguments first (coll_agree.go), until one
 	// agreement succeeds (agreed).
 	private, agreed bool
+
+	_ [collStatePad]byte
 }
+
+// collStatePad fills collState to 384 bytes, a size class whose objects
+// the allocator places at multiples of 64 bytes (cache lines) from a
+// page; TestHotLayout checks it.
+const collStatePad = 56
 
 func (c *Comm) state() *collState {
 	if c.cst == nil {

@@ -113,7 +113,7 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 func (c *Comm) allgatherShm(what string, kind collKind, send, recv []byte, off, cnt []int, t Type, inPlace bool, local error) error {
 	sl := shmSlot{kind: kind, t: t, a: send, err: local}
 	c.publish(&sl, send, coll.Staged(coll.Allgather, len(send), c.size))
-	x, err := c.shmStart(what, sl)
+	x, err := c.shmStart(what, &sl)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 func (c *Comm) alltoallShm(what string, kind collKind, send []byte, soff, scnt []int, recv []byte, roff, rcnt []int, t Type, inPlace bool, local error) error {
 	sl := shmSlot{kind: kind, t: t, a: send, off: soff, cnt: scnt, err: local}
 	c.publish(&sl, send, coll.Staged(coll.Alltoall, len(send), c.size) || inPlace)
-	x, err := c.shmStart(what, sl)
+	x, err := c.shmStart(what, &sl)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,13 @@ import "github.com/mpgo/mpgo/comm/internal/coll"
 // barrier is the barrier with a choice of algorithm: on a communicator
 // whose members share memory, one gate (a waiter yields, then parks; the
 // last arriver opens it and wakes those that parked at once, by closing
-// one channel); otherwise the dissemination algorithm, or both, in two
-// levels, on a communicator that spans processes with several members in
-// some (coll_hier.go).
+// one channel), passed as a collective with no arguments: the verdict of
+// the last arriver (O(n) once, O(1) for the others) tells it whether a
+// member calls another collective at this point (then every member
+// fails) and whether that collective ends with a second gate, which the
+// barrier must pass too; otherwise the dissemination algorithm, or both,
+// in two levels, on a communicator that spans processes with several
+// members in some (coll_hier.go).
 func (c *Comm) barrier() error {
 	if err := c.begin("barrier"); err != nil {
 		return err
@@ -18,24 +22,19 @@ func (c *Comm) barrier() error {
 	}
 	switch c.pick(coll.Barrier, coll.Plain, 0) {
 	case coll.SharedMemory:
-		return c.barrierShm()
+		// Awaited here (gate.await says why).
+		x, err := c.shmArrive("barrier", &shmSlot{kind: kBarrier}, nil)
+		if err == nil {
+			err = x.await()
+		}
+		if err != nil {
+			return err
+		}
+		return x.finish()
 	case coll.Hierarchical:
 		return c.barrierHier()
 	}
 	x := c.call("barrier", collSig{kind: kBarrier, t: Byte}, nil, nil)
 	x.Dissemination()
 	return x.Result()
-}
-
-// barrierShm passes a gate as a collective with no arguments: the verdict
-// of the last arriver (O(n) once, O(1) for the others) tells it whether a
-// member calls another collective at this point (then every member fails)
-// and whether that collective ends with a second gate, which the barrier
-// must pass too.
-func (c *Comm) barrierShm() error {
-	x, err := c.shmStart("barrier", shmSlot{kind: kBarrier})
-	if err != nil {
-		return err
-	}
-	return x.finish()
 }

@@ -43,7 +43,7 @@ func (c *Comm) bcastShm(buf []byte, t Type, root int, local error) error {
 	if c.rank == root {
 		c.publish(&sl, buf, coll.Staged(coll.Bcast, len(buf), c.size))
 	}
-	x, err := c.shmStart("bcast", sl)
+	x, err := c.shmStart("bcast", &sl)
 	if err != nil {
 		return err
 	}

@@ -260,7 +260,7 @@ func (c *Comm) gatherShm(what string, kind collKind, send, recv []byte, off, cnt
 	} else {
 		sl.kind |= kDirect
 	}
-	x, err := c.shmStart(what, sl)
+	x, err := c.shmStart(what, &sl)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (c *Comm) scatterShm(what string, kind collKind, send, recv []byte, off, cn
 		sl.off, sl.cnt = off, cnt
 		c.publish(&sl, send, coll.Staged(coll.Scatter, len(send), c.size))
 	}
-	x, err := c.shmStart(what, sl)
+	x, err := c.shmStart(what, &sl)
 	if err != nil {
 		return err
 	}

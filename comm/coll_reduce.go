@@ -64,7 +64,23 @@ func (c *Comm) Allreduce(send, recv []byte, t Type, op Op) error {
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
-	return c.allreduce(send, recv, t, op, local)
+	if c.size == 1 {
+		return c.allreduce(send, recv, t, op, local)
+	}
+	alg := c.pick(coll.Allreduce, coll.Plain, len(send))
+	if alg == coll.SharedMemory && coll.Combined(coll.Allreduce, len(send), c.size) {
+		// allreduceShm's combined reduction, awaited here (gate.await
+		// says why).
+		x, err := c.combinedArrive(what, kAllreduce, send, t, op, -1, local)
+		if err == nil {
+			err = x.await()
+		}
+		if err != nil {
+			return err
+		}
+		return x.combinedEnd(recv, -1)
+	}
+	return c.allreduceBy(alg, send, recv, t, op, local)
 }
 
 // allreduce is Allreduce past the checks that need no communication.
@@ -75,7 +91,11 @@ func (c *Comm) allreduce(send, recv []byte, t Type, op Op, local error) error {
 		}
 		return local
 	}
-	alg := c.pick(coll.Allreduce, coll.Plain, len(send))
+	return c.allreduceBy(c.pick(coll.Allreduce, coll.Plain, len(send)), send, recv, t, op, local)
+}
+
+// allreduceBy is allreduce on more than one member with the algorithm alg.
+func (c *Comm) allreduceBy(alg coll.Algorithm, send, recv []byte, t Type, op Op, local error) error {
 	switch alg {
 	case coll.SharedMemory:
 		return c.allreduceShm(send, recv, t, op, local)

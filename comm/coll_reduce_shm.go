@@ -28,7 +28,7 @@ func (c *Comm) reduceShm(send, recv []byte, t Type, op Op, root int, local error
 	}
 	rep := coll.Staged(coll.Reduce, len(send), c.size)
 	c.publish(&sl, send, rep)
-	x, err := c.shmStart("reduce", sl)
+	x, err := c.shmStart("reduce", &sl)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error
 	sl := shmSlot{kind: kAllreduce, t: t, n: len(send), a: send, b: recv, err: local}
 	rep := coll.Staged(coll.Allreduce, len(send), c.size)
 	c.publish(&sl, send, rep)
-	x, err := c.shmStart("allreduce", sl)
+	x, err := c.shmStart("allreduce", &sl)
 	if err != nil {
 		return err
 	}
@@ -86,28 +86,44 @@ func (c *Comm) allreduceShm(send, recv []byte, t Type, op Op, local error) error
 // reduceCombined is the combined variant of Reduce to root, or of
 // Allreduce when root < 0 (coll.Combined: len(send) ≤ coll.CombineLimit).
 func (c *Comm) reduceCombined(what string, kind collKind, send, recv []byte, t Type, op Op, root int, local error) error {
+	x, err := c.combinedArrive(what, kind, send, t, op, root, local)
+	if err == nil {
+		err = x.await()
+	}
+	if err != nil {
+		return err
+	}
+	return x.combinedEnd(recv, root)
+}
+
+// combinedArrive is reduceCombined up to its gate, which the caller
+// awaits (shmCall.await) before it calls combinedEnd: Allreduce does so
+// itself (see gate.await).
+func (c *Comm) combinedArrive(what string, kind collKind, send []byte, t Type, op Op, root int, local error) (*shmCall, error) {
 	s, err := c.shm()
 	if err != nil {
-		return fmt.Errorf("comm: %s: %w", what, err)
+		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
 	n := len(send)
-	p := c.state().gen & 1 // the generation shmStartWith will use
+	p := c.state().gen & 1 // the generation shmArrive will use
 	rows, res := s.rows[p], s.result[p][:n]
 	copy(rows[c.rank*coll.CombineLimit:][:n], send)
-	x, err := c.shmStartWith(what, shmSlot{kind: kind | kStaged, root: max(root, 0), t: t, n: n, err: local}, func(x *shmCall) {
+	return c.shmArrive(what, &shmSlot{kind: kind | kStaged, root: max(root, 0), t: t, n: n, err: local}, func(x *shmCall) {
 		copy(res, rows[:n])
 		for i := 1; i < x.s.n; i++ {
 			op(res, rows[i*coll.CombineLimit:][:n])
 		}
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// combinedEnd ends a combined reduction through its gate: the result in
+// recv (at root, or everywhere when root < 0).
+func (x *shmCall) combinedEnd(recv []byte, root int) error {
 	if x.err == nil {
 		x.err = x.sameLen("send buffer", 0)
 	}
-	if x.err == nil && (root < 0 || c.rank == root) {
-		copy(recv, res)
+	if x.err == nil && (root < 0 || x.c.rank == root) {
+		copy(recv, x.s.result[x.p][:len(recv)])
 	}
 	return x.finish()
 }
@@ -147,7 +163,7 @@ func (c *Comm) scanShm(what string, send, recv []byte, t Type, op Op, exclusive 
 	sl := shmSlot{kind: kind, t: t, n: len(send), a: send, b: recv, err: local}
 	rep := coll.Staged(coll.Scan, len(send), c.size)
 	c.publish(&sl, send, rep)
-	x, err := c.shmStart(what, sl)
+	x, err := c.shmStart(what, &sl)
 	if err != nil {
 		return err
 	}
@@ -205,7 +221,7 @@ func (c *Comm) reduceScatterShm(send, recv []byte, t Type, op Op, local error) e
 	sl := shmSlot{kind: kReduceScatter, t: t, n: len(send), a: send, err: local}
 	rep := coll.Staged(coll.ReduceScatter, len(send), c.size) // each rank reduces only its block
 	c.publish(&sl, send, rep)
-	x, err := c.shmStart("reduce-scatter", sl)
+	x, err := c.shmStart("reduce-scatter", &sl)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (c *Comm) BcastValue(ptr any, root int) error {
 		return local
 	}
 	if c.pick(coll.Bcast, coll.Value, 0) == coll.SharedMemory {
-		x, err := c.shmStart(what, shmSlot{kind: kBcastValue | kStaged, root: root, t: Value, a: enc, err: local})
+		x, err := c.shmStart(what, &shmSlot{kind: kBcastValue | kStaged, root: root, t: Value, a: enc, err: local})
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (c *Comm) GatherValue(v any, out any, root int) error {
 		return decodeAll(func(int) []byte { return enc })
 	}
 	if c.pick(coll.Gather, coll.Value, 0) == coll.SharedMemory {
-		x, err := c.shmStart(what, shmSlot{kind: kGatherValue | kStaged, root: root, t: Value, a: enc, err: local})
+		x, err := c.shmStart(what, &shmSlot{kind: kGatherValue | kStaged, root: root, t: Value, a: enc, err: local})
 		if err != nil {
 			return err
 		}

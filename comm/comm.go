@@ -35,21 +35,33 @@ import (
 // collectives on the same Comm, and their requests may be waited on from
 // any goroutine.
 type Comm struct {
+	// What every call reads, in the object's first cache line (commPad
+	// aligns it to one): on 100,000 ranks every line a call touches is a
+	// cache miss, as a hundred thousand other ranks ran since this one's
+	// last.
 	ep    *engine.Endpoint
 	w     *engine.World // ep's: usable reads its state without touching ep (one cache miss less a call when ranks are many)
-	ctx   uint64        // point-to-point context; ctx|1 is the collective context
 	rank  int
 	size  int
-	ranks []int // world rank of each member; nil for the world communicator
+	freed *atomic.Bool // set by Free; shared with cc (see create.go)
+	busy  *atomic.Bool // set while a collective call of this rank runs on c (guard.go); shared with cc
+	cst   *collState   // collective settings and shared-memory state (coll.go); nil until used
+	ct    *collTrace   // the collective call in the timeline and counters (observe_coll.go); nil: none
+
+	ctx   uint64 // point-to-point context; ctx|1 is the collective context
+	ranks []int  // world rank of each member; nil for the world communicator
 	name  string
 	kids  uint32                  // communicators created from this one (Dup, Split)
 	cc    *Comm                   // the same communicator on its collective context
-	freed *atomic.Bool            // set by Free; shared with cc (see create.go)
-	busy  *atomic.Bool            // set while a collective call of this rank runs on c (guard.go); shared with cc
 	label *atomic.Pointer[string] // the name SetName gave c, if any (name.go); shared with cc
-	cst   *collState              // collective settings and shared-memory state (coll.go); nil until used
-	ct    *collTrace              // the collective call in the timeline and counters (observe_coll.go); nil: none
+
+	_ [commPad]byte
 }
+
+// commPad fills Comm to 192 bytes, a size class whose objects the
+// allocator places at multiples of 64 bytes (cache lines) from a page;
+// TestHotLayout checks it.
+const commPad = 56
 
 // marks are a communicator's flags, allocated together, a cache line to
 // themselves: busy is written by its rank at every collective call, and

@@ -248,6 +248,10 @@ func (ep *Endpoint) Node() func(rank int) int { return ep.w.node }
 // (see pollYields).
 func (ep *Endpoint) Yields() int { return ep.w.yields }
 
+// Spins reports whether waiters of this world may spin (PollWord): its
+// ranks fit its Ps. Where they do not, a wait only yields and parks.
+func (ep *Endpoint) Spins() bool { return ep.w.running != nil }
+
 // Defer registers kick, to be called once, before a goroutine of ep's
 // rank next parks: work the rank started and will run itself if it comes
 // to wait for it first, which must progress without it once it blocks on
