@@ -168,3 +168,32 @@ func BenchmarkCollAllreduce(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkManyRanks is issue 17's scale figure: Barrier and an 8-byte
+// Allreduce (two float32, Sum) on 10,000 and 100,000 goroutine ranks,
+// the slowest rank's time per call (osu-ns). The bar: each at most 100 ms
+// on 100,000 ranks, and at most 12 times the 10,000-rank figure. Run it
+// with a fixed count, as starting 100,000 ranks takes a second:
+//
+//	go test ./typed -run '^$' -bench ManyRanks -benchtime 20x
+func BenchmarkManyRanks(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d/Barrier", n), func(b *testing.B) {
+			osu(b, n, func(*comm.Comm) error { return nil }, func(w *comm.Comm) error { return w.Barrier() })
+		})
+		b.Run(fmt.Sprintf("n=%d/Allreduce-8B", n), func(b *testing.B) {
+			type rank struct {
+				c       *typed.Comm[float32]
+				in, out []float32
+			}
+			ranks := make([]rank, n)
+			osu(b, n, func(w *comm.Comm) error {
+				ranks[w.Rank()] = rank{typed.Of[float32](w), make([]float32, 2), make([]float32, 2)}
+				return nil
+			}, func(w *comm.Comm) error {
+				r := ranks[w.Rank()]
+				return r.c.Allreduce(r.in, r.out, typed.Sum)
+			})
+		})
+	}
+}
