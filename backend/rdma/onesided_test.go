@@ -13,6 +13,7 @@ import (
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device"
+	"github.com/mpgo/mpgo/internal/job/jobtest"
 )
 
 // The device's one-sided operations between two processes: rank 1
@@ -217,9 +218,9 @@ func TestFabricExposedIdle(t *testing.T) {
 			return err
 		}
 		if w.Rank() == 0 {
-			before := cpuTime(t)
+			before := jobtest.CPUTime(t)
 			time.Sleep(wait)
-			used = cpuTime(t) - before
+			used = jobtest.CPUTime(t) - before
 		}
 		return w.Barrier()
 	})

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -444,9 +443,9 @@ func TestFabricWaitersPark(t *testing.T) {
 			return err
 		}
 		time.Sleep(10 * time.Millisecond) // let the receivers block
-		before := cpuTime(t)
+		before := jobtest.CPUTime(t)
 		time.Sleep(wait)
-		used = cpuTime(t) - before
+		used = jobtest.CPUTime(t) - before
 		for r := 6; r < w.Size(); r++ {
 			if err := w.Send(nil, comm.Byte, r, 1); err != nil {
 				return err
@@ -463,15 +462,6 @@ func TestFabricWaitersPark(t *testing.T) {
 	if used > wait/2 {
 		t.Errorf("%v of CPU time in %v while ranks waited: they spin", used, wait)
 	}
-}
-
-// cpuTime returns the CPU time this process has used.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestFabricCloseAfterFailedStart: a device whose start fails after it

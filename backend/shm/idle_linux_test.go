@@ -3,7 +3,6 @@
 package shm_test
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,9 +34,9 @@ func TestIdleProcesses(t *testing.T) {
 			_, err := w.Recv(b, comm.Byte, 0, 1)
 			return err
 		}
-		before := cpuTime(t)
+		before := jobtest.CPUTime(t)
 		time.Sleep(wait)
-		used = cpuTime(t) - before
+		used = jobtest.CPUTime(t) - before
 		for r := 1; r < w.Size(); r++ {
 			if err := w.Send(b, comm.Byte, r, 1); err != nil {
 				return err
@@ -54,12 +53,4 @@ func TestIdleProcesses(t *testing.T) {
 	if used > wait/2 {
 		t.Errorf("%v of CPU time in %v: idle processes spin", used, wait)
 	}
-}
-
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
