@@ -260,12 +260,10 @@ func fromRef[T any](b []byte) *T {
 	return (*T)(unsafe.Pointer(unsafe.SliceData(b)))
 }
 
-// pass blocks until every member of the communicator has called pass. c is
-// the caller's communicator. The last member to arrive calls last (when
-// not nil) before it lets the others through: what last writes, every
-// member reads once pass returned.
-func (g *gate) pass(c *Comm, last func()) error {
-	k, open, err := g.arrive(c, last)
+// pass blocks until every member of the communicator has called pass (a
+// call's second gate). c is the caller's communicator.
+func (g *gate) pass(c *Comm) error {
+	k, open, err := g.arrive(c, nil)
 	if err != nil || open {
 		return err
 	}
@@ -273,9 +271,11 @@ func (g *gate) pass(c *Comm, last func()) error {
 }
 
 // arrive counts the caller in at the gate's current generation, which it
-// returns, and reports whether it opened it (it was the last to arrive,
-// and called last first, as pass says). A caller that did not open it
-// awaits the generation before it reads what last wrote.
+// returns, and reports whether it opened it: it was the last to arrive,
+// and called last (when not nil) before it let the others through, so
+// that what last writes every member reads once through the gate. A
+// caller that did not open it awaits the generation before it reads
+// what last wrote.
 func (g *gate) arrive(c *Comm, last func()) (k uint32, open bool, err error) {
 	if err := g.failed(c); err != nil {
 		return 0, false, err
@@ -404,15 +404,7 @@ type shmCall struct {
 // fatal error (abort, deadlock, setup) comes back as err; the call is then
 // over.
 func (c *Comm) shmStart(what string, sl *shmSlot) (*shmCall, error) {
-	return c.shmStartWith(what, sl, nil)
-}
-
-// shmStartWith is shmStart, where the last member to reach the gate also
-// calls combine (when not nil) once it has judged the slots, if the
-// verdict lets the call go on (they agree, with one length for all):
-// what combine writes, every member reads once through the gate.
-func (c *Comm) shmStartWith(what string, sl *shmSlot, combine func(x *shmCall)) (*shmCall, error) {
-	x, err := c.shmArrive(what, sl, combine)
+	x, err := c.shmArrive(what, sl, nil)
 	if err == nil {
 		err = x.await()
 	}
@@ -422,11 +414,14 @@ func (c *Comm) shmStartWith(what string, sl *shmSlot, combine func(x *shmCall)) 
 	return x, nil
 }
 
-// shmArrive is shmStartWith up to the first gate: it publishes sl and
-// arrives at the gate. The caller then awaits the call (before it reads
-// anything of it), where it is shallowest: a barrier or a combined
-// reduction in its exported function (see gate.await). A fatal error
-// (abort, deadlock, setup) ends the call.
+// shmArrive is shmStart up to the first gate: it publishes sl and arrives
+// at the gate. The caller then awaits the call (before it reads anything
+// of it), where it is shallowest: a barrier or a combined reduction in
+// its exported function (see gate.await). The last member to reach the
+// gate also calls combine (when not nil) once it has judged the slots, if
+// the verdict lets the call go on (they agree, with one length for all):
+// what combine writes, every member reads once through the gate. A fatal
+// error (abort, deadlock, setup) ends the call.
 func (c *Comm) shmArrive(what string, sl *shmSlot, combine func(x *shmCall)) (*shmCall, error) {
 	s, err := c.shm()
 	if err == nil {
@@ -576,7 +571,7 @@ func (x *shmCall) direct() bool { return x.v.direct }
 // finish ends the call: the second gate if it has one, and the outcome.
 func (x *shmCall) finish() error {
 	if x.direct() {
-		if err := x.s.gate.pass(x.c, nil); err != nil {
+		if err := x.s.gate.pass(x.c); err != nil {
 			return fmt.Errorf("comm: %s: %w", x.what, err)
 		}
 		// Nobody reads this call's slots any more.
