@@ -236,9 +236,10 @@ func (d *Device) Drive(w device.Waiter) bool {
 	yield := d.spin.yield
 	var start time.Time // read lazily: most waits end within the first polls
 	for i := 1; ; i++ {
-		if d.pending() {
-			d.poll()
-		}
+		// poll itself, not pending first: peek looks at the stamp in the
+		// cell at a ring's tail, one line from the producer when a record
+		// came, where pending reads head, a line more.
+		d.poll()
 		if w.Ready() {
 			break
 		}

@@ -3,6 +3,7 @@ package shm
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"unsafe"
 )
@@ -17,16 +18,32 @@ import (
 // header cell and its payload rounded up to whole cells (an eager payload
 // of up to inlineMax bytes inside the header cell: one cell); it never wraps
 // around the end of the ring: a pad record fills the rest of the ring
-// instead. The producer publishes a record by storing head after writing
-// it, the consumer frees it by storing tail after reading it: the atomic
-// stores and loads order the plain accesses to the cells, across
-// processes as within one (both are sequentially consistent on the
-// hardware Go supports).
+// instead.
+//
+// The producer publishes a record by storing, last, its stamp in its
+// header cell: the record's position (head before it) plus one. The
+// consumer waits for the stamp its tail expects in the cell at its tail,
+// and frees a record by clearing the stamp word of every cell of it and
+// then storing tail. So a message costs the consumer one cache line from
+// the producer, the cell itself, not the head's line and then the cell
+// (two misses one after the other, since the cell is read only once head
+// has moved; the stamp is how MPICH's fast boxes and FastForward's
+// queue avoid the first); head stays for whoever asks whether a ring is
+// empty from outside the consumer. The atomic stores and loads order the
+// plain accesses to the cells, across processes as within one (both are
+// sequentially consistent on the hardware Go supports).
 //
 // Invariants:
 //   - tail ≤ head ≤ tail + size; both only grow, and only in whole cells.
 //   - The cells in [tail, head) hold complete records; the producer never
 //     writes there, the consumer never reads outside it.
+//   - The stamp word of a cell is zero unless the cell is in [tail, head)
+//     (a published record's header holds its stamp; its payload cells
+//     hold whatever the payload has there): the consumer clears a
+//     record's cells before it moves tail past them, the producer writes
+//     only the cells of the record it publishes, and a pad's cells beyond
+//     its header are not written at all. So the cell at tail holds the
+//     stamp tail+1 exactly once its record is published, never before.
 //   - A record (header and payload) is at most size/2 bytes, so that it
 //     fits once the ring drains whatever pad precedes it.
 
@@ -73,16 +90,26 @@ const (
 	flagInline             // kindEager: the payload is in the header cell (inlineAt)
 )
 
-// An eager message of up to inlineMax bytes travels in its header cell,
-// a record of one cell: the sender writes one cache line and the
-// receiver reads one, half of what a header and a payload cell take.
-// Such a header is packed: kind, flags, typ, the length in a byte, fp,
-// src and dst in 32 bits each, source, tag, context, then the payload
-// from inlineAt.
+// A header cell: kind, flags, typ, a byte (an inline payload's length),
+// fp in 32 bits, the stamp at stampAt (written by tryPut and cleared by
+// next, not by put), src and dst in 32 bits each (world ranks), then
+//   - a full header: source, tag, context, len and id in 64 bits each;
+//   - an inline one (an eager message of up to inlineMax bytes, whose
+//     source and tag fit 32 bits): source and tag in 32 bits, context,
+//     then the payload from inlineAt. The sender writes one cache line
+//     and the receiver reads one, half of what a header and a payload
+//     cell take.
 const (
+	stampAt   = 8
 	inlineAt  = 40
 	inlineMax = cell - inlineAt
 )
+
+// fitsInline reports whether h, an eager message's header, and a payload
+// of n bytes fit one cell.
+func (h *header) fitsInline(n int) bool {
+	return h.kind == kindEager && n <= inlineMax && uint64(h.source) <= math.MaxUint32 && uint64(h.tag) <= math.MaxUint32
+}
 
 // span is the bytes of h's record in the ring: its header and payload
 // cells.
@@ -93,17 +120,23 @@ func (h *header) span() uint64 {
 	return uint64(cell + cells(int(h.len)))
 }
 
-// putInline writes h, an eager message's header, and its payload p
-// (len(p) ≤ inlineMax) into the cell c.
-func (h *header) putInline(c, p []byte) {
-	_ = c[cell-1]
-	c[0], c[1], c[2], c[3] = h.kind, h.flags, h.typ, uint8(len(p))
+// putCommon writes the fields every header cell has, but its stamp.
+func (h *header) putCommon(c []byte, b3 uint8) {
+	c[0], c[1], c[2], c[3] = h.kind, h.flags, h.typ, b3
 	ne := binary.NativeEndian
 	ne.PutUint32(c[4:], h.fp)
-	ne.PutUint32(c[8:], uint32(h.src))
-	ne.PutUint32(c[12:], uint32(h.dst))
-	ne.PutUint64(c[16:], uint64(h.source))
-	ne.PutUint64(c[24:], uint64(h.tag))
+	ne.PutUint32(c[16:], uint32(h.src))
+	ne.PutUint32(c[20:], uint32(h.dst))
+}
+
+// putInline writes h, an eager message's header (fitsInline), and its
+// payload p (len(p) ≤ inlineMax) into the cell c.
+func (h *header) putInline(c, p []byte) {
+	_ = c[cell-1]
+	h.putCommon(c, uint8(len(p)))
+	ne := binary.NativeEndian
+	ne.PutUint32(c[24:], uint32(h.source))
+	ne.PutUint32(c[28:], uint32(h.tag))
 	ne.PutUint64(c[32:], h.context)
 	copy(c[inlineAt:], p)
 }
@@ -111,11 +144,8 @@ func (h *header) putInline(c, p []byte) {
 // put writes h into the cell c.
 func (h *header) put(c []byte) {
 	_ = c[cell-1]
-	c[0], c[1], c[2], c[3] = h.kind, h.flags, h.typ, 0
+	h.putCommon(c, 0)
 	ne := binary.NativeEndian
-	ne.PutUint32(c[4:], h.fp)
-	ne.PutUint64(c[8:], uint64(h.src))
-	ne.PutUint64(c[16:], uint64(h.dst))
 	ne.PutUint64(c[24:], uint64(h.source))
 	ne.PutUint64(c[32:], uint64(h.tag))
 	ne.PutUint64(c[40:], h.context)
@@ -127,15 +157,19 @@ func (h *header) put(c []byte) {
 func (h *header) get(c []byte) {
 	_ = c[cell-1]
 	ne := binary.NativeEndian
+	*h = header{kind: c[0], flags: c[1], typ: c[2], fp: ne.Uint32(c[4:]),
+		src: int64(ne.Uint32(c[16:])), dst: int64(ne.Uint32(c[20:]))}
 	if c[1]&flagInline != 0 {
-		*h = header{kind: c[0], flags: c[1], typ: c[2], len: uint64(c[3]), fp: ne.Uint32(c[4:]),
-			src: int64(ne.Uint32(c[8:])), dst: int64(ne.Uint32(c[12:])), source: int64(ne.Uint64(c[16:])),
-			tag: int64(ne.Uint64(c[24:])), context: ne.Uint64(c[32:])}
+		h.len, h.source, h.tag, h.context = uint64(c[3]), int64(ne.Uint32(c[24:])), int64(ne.Uint32(c[28:])), ne.Uint64(c[32:])
 		return
 	}
-	*h = header{kind: c[0], flags: c[1], typ: c[2], fp: ne.Uint32(c[4:]),
-		src: int64(ne.Uint64(c[8:])), dst: int64(ne.Uint64(c[16:])), source: int64(ne.Uint64(c[24:])),
-		tag: int64(ne.Uint64(c[32:])), context: ne.Uint64(c[40:]), len: ne.Uint64(c[48:]), id: ne.Uint64(c[56:])}
+	h.source, h.tag, h.context = int64(ne.Uint64(c[24:])), int64(ne.Uint64(c[32:])), ne.Uint64(c[40:])
+	h.len, h.id = ne.Uint64(c[48:]), ne.Uint64(c[56:])
+}
+
+// stamp is the stamp word of the cell at pos.
+func (r *ring) stamp(pos uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&r.data[pos+stampAt]))
 }
 
 // cells rounds n bytes up to whole cells.
@@ -145,18 +179,18 @@ func cells(n int) int { return (n + cell - 1) &^ (cell - 1) }
 // the sender's process, the consumer's in the receiver's. Neither side's
 // methods are safe for concurrent use: the device serialises each side.
 //
-// Each side keeps its own sequence number and the last value it read of
-// the other's in process memory (as Lamport's queue with cached indices,
-// and FastForward, do): the producer reads tail only when its cached
-// value says the ring is full, the consumer reads head only when its
-// cached value says it is empty, so that while messages flow the two
-// cache lines are not pulled back and forth at every record.
+// Each side keeps its own sequence number in process memory, and the
+// producer the last value it read of tail (as Lamport's queue with cached
+// indices does): it reads tail only when its cached value says the ring
+// is full, so that while messages flow the two cache lines are not
+// pulled back and forth at every record. The consumer never reads head
+// (it waits for stamps).
 type ring struct {
 	head, tail *atomic.Uint64
 	data       []byte
 	size       uint64
 	mine       uint64 // the producer's head, or the consumer's tail
-	theirs     uint64 // the other side's, as last read
+	theirs     uint64 // the producer's: tail, as last read
 }
 
 // newRing views mem, ringHeader bytes and a power of two of cells, as a
@@ -179,7 +213,7 @@ func maxRecord(size int) int { return size / 2 }
 // The caller is the ring's only producer; the record must fit
 // maxRecord.
 func (r *ring) tryPut(h *header, p []byte) bool {
-	if h.kind == kindEager && len(p) <= inlineMax {
+	if h.fitsInline(len(p)) {
 		h.flags |= flagInline
 	}
 	total := h.span()
@@ -197,6 +231,7 @@ func (r *ring) tryPut(h *header, p []byte) bool {
 	}
 	if pad > 0 {
 		(&header{kind: kindPad, len: pad - cell}).put(r.data[pos : pos+cell])
+		r.stamp(pos).Store(head + 1)
 		head, pos = head+pad, 0
 	}
 	if h.flags&flagInline != 0 {
@@ -205,6 +240,7 @@ func (r *ring) tryPut(h *header, p []byte) bool {
 		h.put(r.data[pos : pos+cell])
 		copy(r.data[pos+cell:], p)
 	}
+	r.stamp(pos).Store(head + 1)
 	r.mine = head + total
 	r.head.Store(r.mine)
 	return true
@@ -220,18 +256,17 @@ func (r *ring) empty() bool { return r.tail.Load() == r.head.Load() }
 func (r *ring) peek(h *header) ([]byte, bool, error) {
 	for {
 		tail := r.mine
-		if tail == r.theirs {
-			if r.theirs = r.head.Load(); tail == r.theirs {
-				return nil, false, nil
-			}
-		}
 		pos := tail % r.size
+		if r.stamp(pos).Load() != tail+1 {
+			return nil, false, nil
+		}
 		h.get(r.data[pos : pos+cell])
 		inline := h.flags&flagInline != 0
 		if h.kind == 0 || h.kind > kindLast || !inline && h.len > r.size-pos-cell || inline && (h.kind != kindEager || h.len > inlineMax) {
 			return nil, false, fmt.Errorf("shm: a malformed record (kind %d, %d bytes) at %d", h.kind, h.len, tail)
 		}
 		if h.kind == kindPad {
+			binary.NativeEndian.PutUint64(r.data[pos+stampAt:], 0) // the pad's other cells were never written: clear already
 			r.mine = tail + r.size - pos
 			r.tail.Store(r.mine)
 			continue
@@ -243,8 +278,15 @@ func (r *ring) peek(h *header) ([]byte, bool, error) {
 	}
 }
 
-// next frees the record peek returned last, of header h.
+// next frees the record peek returned last, of header h: it clears the
+// stamp word of each of its cells (a payload cell may hold anything
+// there, and one of them may be a later record's header cell), by plain
+// stores, which the store of tail publishes.
 func (r *ring) next(h *header) {
-	r.mine += h.span()
+	pos, n := r.mine%r.size, h.span()
+	for c := pos; c < pos+n; c += cell {
+		binary.NativeEndian.PutUint64(r.data[c+stampAt:], 0)
+	}
+	r.mine += n
 	r.tail.Store(r.mine)
 }
