@@ -28,10 +28,12 @@ import (
 //	acceptor → dialer: MAC("accept"), segment size (8) + its memfd and bell (SCM_RIGHTS)
 //	dialer → acceptor: segment size (8) + its memfd and bell (SCM_RIGHTS)
 //
-// MAC(role) is HMAC-SHA256 under the job secret of the role, both
-// nonces and both process numbers: each side proves it knows the secret
+// MAC(role) is HMAC-SHA256 under the job secret of the role, the rings'
+// layout version (ringVersion), both nonces and both process numbers: each side proves it knows the secret
 // before the other hands it a descriptor, and the fresh nonces keep a
-// recorded exchange from being replayed. Each side also checks with
+// recorded exchange from being replayed. A process of another build,
+// whose rings are laid out otherwise, fails the handshake too, instead
+// of misreading the records. Each side also checks with
 // SO_PEERCRED that its peer runs as the same user, and takes the peer's
 // process id from it (for process_vm_readv), not from the peer's word.
 // A connection that fails any check is closed and never attaches
@@ -60,7 +62,7 @@ type attached struct {
 // mac is the MAC of role over the handshake's nonces and processes.
 func mac(secret []byte, role string, a, b []byte, dialer, acceptor int) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("mpgo-shm-" + role))
+	m.Write([]byte(fmt.Sprintf("mpgo-shm-%d-%s", ringVersion, role)))
 	m.Write(a)
 	m.Write(b)
 	binary.Write(m, binary.LittleEndian, [2]uint32{uint32(dialer), uint32(acceptor)}) //nolint:errcheck // a hash does not fail

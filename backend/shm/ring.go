@@ -47,6 +47,11 @@ import (
 //   - A record (header and payload) is at most size/2 bytes, so that it
 //     fits once the ring drains whatever pad precedes it.
 
+// ringVersion numbers the layout of the rings' records; it enters the
+// handshake's MACs, so that processes of builds that lay records out
+// differently never attach each other. Raise it with any change to it.
+const ringVersion = 2
+
 // cell is a ring's unit: a cache line. Records start on cells, so no two
 // records share a line that both processes write.
 const cell = 64
