@@ -29,13 +29,14 @@ import (
 //	dialer → acceptor: segment size (8) + its memfd and bell (SCM_RIGHTS)
 //
 // MAC(role) is HMAC-SHA256 under the job secret of the role, the rings'
-// layout version (ringVersion), both nonces and both process numbers: each side proves it knows the secret
-// before the other hands it a descriptor, and the fresh nonces keep a
-// recorded exchange from being replayed. A process of another build,
-// whose rings are laid out otherwise, fails the handshake too, instead
-// of misreading the records. Each side also checks with
-// SO_PEERCRED that its peer runs as the same user, and takes the peer's
-// process id from it (for process_vm_readv), not from the peer's word.
+// layout version (ringVersion), both nonces and both process numbers:
+// each side proves it knows the secret before the other hands it a
+// descriptor, and the fresh nonces keep a recorded exchange from being
+// replayed. A process of another build, whose rings are laid out
+// otherwise, fails the handshake too, instead of misreading the records.
+// Each side also checks with SO_PEERCRED that its peer runs as the same
+// user, and takes the peer's process id from it (for process_vm_readv),
+// not from the peer's word.
 // A connection that fails any check is closed and never attaches
 // anything; the acceptor goes on waiting for its genuine peers.
 //

@@ -113,7 +113,7 @@ func TestRingStampsCleared(t *testing.T) {
 				break
 			}
 		}
-		for got := 0; ; got++ {
+		for {
 			p, ok, err := cons.peek(&h)
 			if err != nil {
 				t.Fatal(err)
