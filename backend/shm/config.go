@@ -24,6 +24,23 @@ const DefaultEagerLimit = 16 << 10
 // after a round trip, so eager copies pay up to here.
 const DefaultRingEagerLimit = 128 << 10
 
+// DefaultPipeLimit is the size from which a rendezvous comes through the
+// ring in chunks even where process_vm_readv is allowed, on a host whose
+// ranks do not outnumber its cores: the sender copies a chunk in while
+// the receiver copies the one before out, both cores at memory speed,
+// where process_vm_readv copies on one core at a third of that or less
+// (the kernel maps each page of the sender's: 16 MiB read in 2.6-2.9 ms,
+// a copy() of it in 0.7 ms, on the 2-core test VM). Measured there with
+// MPICH 4.0.2 in the same minutes (ping-pong one way, read / through the
+// ring / MPICH, 3 alternated runs): 512 KiB 54-59 / 74-81 / 42-44 us
+// (the pipeline's start, a goroutine on each side, costs more than it
+// saves), 1 MiB 95-224 / 78-110 / 86-92, 2 MiB 178-234 / 120-133 /
+// 173-192, 4 MiB 456-781 / 238-366 / 422-549, 16 MiB 3.9-4.7 / 1.4-1.6 /
+// 3.4-3.8 ms; osu_bw 1 MiB 12.5 / 19.6-20.3 / 12.4-12.6 GB/s, 16 MiB
+// 5.1-6.0 / 15.9-17.1 / 5.6-5.8. Oversubscribed, the two copies would
+// take turns on a core: the receiver reads then, at any size.
+const DefaultPipeLimit = 1 << 20
+
 // DefaultRingSize is the bytes of each ring (one per ordered pair of
 // processes of a host): room for a few messages of the eager limit (a
 // record is at most half a ring), so that a window of them is in flight
@@ -56,7 +73,13 @@ type Config struct {
 	// memory. Empty means pmi.HostID (a digest of the host name and boot
 	// id). Tests set it to play several hosts.
 	Host string
+	// PipeLimit is the size from which a rendezvous comes through the
+	// ring in chunks although process_vm_readv could read it, where the
+	// host is not oversubscribed; negative means never, zero
+	// MPGO_SHM_PIPE if set (bytes; 0 there: never), else
+	// DefaultPipeLimit.
+	PipeLimit int
 	// Getenv reads the environment (nil: os.Getenv): MPGO_SHM_CMA,
-	// MPGO_SHM_EAGER.
+	// MPGO_SHM_EAGER, MPGO_SHM_PIPE.
 	Getenv func(string) string
 }

@@ -124,6 +124,20 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 		}
 		eager = n
 	}
+	pipeAt := cfg.PipeLimit
+	if v := getenv("MPGO_SHM_PIPE"); v != "" && pipeAt == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("shm: MPGO_SHM_PIPE=%q: want a number of bytes (0: never): %w", v, device.ErrArg)
+		}
+		pipeAt = n
+		if n == 0 {
+			pipeAt = -1
+		}
+	}
+	if pipeAt == 0 {
+		pipeAt = DefaultPipeLimit
+	}
 	ringEager := eager
 	if eager <= 0 {
 		eager, ringEager = DefaultEagerLimit, DefaultRingEagerLimit
@@ -134,6 +148,9 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 		spin: defaultSpins, kick: make(chan struct{}, 1), loopDone: make(chan struct{}),
 		sends: map[uint64]*outRV{}, pipes: map[pipeKey]*pipe{}}
 	d.noCMA.Store(cfg.NoCMA || getenv("MPGO_SHM_CMA") == "0")
+	if pipeAt > 0 {
+		d.pipeLimit = pipeAt
+	}
 	ranks := 0
 	for r := range cfg.Layout.Ranks {
 		if slices.Contains(local, cfg.Layout.Owner(r)) {
@@ -154,6 +171,9 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	if err := d.attach(local, ringSize, secret, ln, get); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("%w: %w", device.ErrBootstrap, err)
+	}
+	if ranks > d.cores() {
+		d.pipeLimit = 0 // the two copies would take turns on a core
 	}
 	switch {
 	case spin != nil:

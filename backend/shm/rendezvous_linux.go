@@ -25,11 +25,13 @@ import (
 // the RTS came is served inside Engine.Arrive instead of on a goroutine
 // the engine starts (a wake-up of another thread, about 4 us of an
 // 8 us round trip here); one that comes later reads it in place, as an
-// eager message is copied. Where the kernel refuses
-// (EPERM), the receiver answers CTS instead, and the sender's pusher
-// writes the payload through the ring in chunks of a quarter ring (so
-// that the receiver copies one chunk while the next is written), the
-// send completing once the last one is written.
+// eager message is copied. Where the kernel refuses (EPERM), and for
+// payloads of pipeLimit bytes and more on a host that is not
+// oversubscribed (faster there: config.go's DefaultPipeLimit), the
+// receiver answers CTS instead, and the sender's pusher writes the
+// payload through the ring in chunks of a quarter ring (so that the
+// receiver copies one chunk while the next is written), the send
+// completing once the last one is written.
 
 // outRV is a rendezvous send, until its done is called.
 type outRV struct {
@@ -178,7 +180,7 @@ func (rv *inRV) pull(dst []byte, arriving bool) error {
 	d.rvs.Add(1)
 	defer d.rvs.Add(-1)
 	if len(dst) > 0 {
-		if arriving || !d.noCMA.Load() {
+		if arriving || !d.noCMA.Load() && !d.piped(len(dst)) {
 			err := readFrom(p.pid, dst, rv.addr)
 			switch {
 			case err == nil:
@@ -206,6 +208,10 @@ func (rv *inRV) pull(dst []byte, arriving bool) error {
 	return d.fin(rv, arriving)
 }
 
+// piped reports whether a rendezvous of n bytes comes through the ring
+// although process_vm_readv could read it (DefaultPipeLimit).
+func (d *Device) piped(n int) bool { return d.pipeLimit > 0 && n >= d.pipeLimit }
+
 // fin tells rv's sender that it was received. arriving: the caller is
 // the poller, which must not wait for room in the ring (the peer's
 // poller may be waiting for room in this one's): the FIN is then
@@ -229,6 +235,7 @@ func (d *Device) fin(rv *inRV, arriving bool) error {
 // pipeIn asks rv's sender for its payload through the ring and waits for
 // it.
 func (d *Device) pipeIn(rv *inRV, dst []byte) error {
+	d.pipedIn.Add(1)
 	pp := &pipe{dst: dst, done: make(chan struct{})}
 	k := pipeKey{rv.from.proc, rv.id}
 	d.mu.Lock()

@@ -103,6 +103,85 @@ func TestRendezvousBothWays(t *testing.T) {
 	}
 }
 
+// A rendezvous of PipeLimit bytes or more comes through the ring in
+// chunks, although the receiver could read the sender's memory; a
+// shorter one is read: two processes send each other messages on both
+// sides of the limit (64 KiB here), and every payload arrives intact,
+// the ones at or above the limit piped (unless the host is
+// oversubscribed, where none is, or the kernel refuses to let a process
+// read another's, where all are).
+func TestPipedAboveLimit(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		devs []device.Device
+	)
+	open := func(kv device.KV, l device.Layout) (device.Device, error) {
+		d, err := shm.Open(kv, shm.Config{Layout: l, EagerLimit: 4 << 10, RingSize: 16 << 10, PipeLimit: 64 << 10, Getenv: func(string) string { return "" }})
+		if err == nil {
+			mu.Lock()
+			devs = append(devs, d)
+			mu.Unlock()
+		}
+		return d, err
+	}
+	jobs := jobtest.Join(t, 2, job.Config{}, open)
+	sizes := []int{8 << 10, 64<<10 - 1, 64 << 10, 300 << 10, 1<<20 + 5}
+	errs := jobtest.Run(t, jobs, func(w *comm.Comm) error {
+		peer := 1 - w.Rank()
+		var reqs []*comm.Request
+		for i, n := range sizes {
+			r, err := w.Isend(pattern(n, w.Rank(), 0, i), comm.Byte, peer, i)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, r)
+		}
+		// Every RTS is here before the barrier's messages (one ring, in
+		// order): the receives below find them waiting, none is read on
+		// arrival.
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		in := make([][]byte, len(sizes))
+		for i, n := range sizes {
+			in[i] = make([]byte, n)
+			r, err := w.Irecv(in[i], comm.Byte, peer, i)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, r)
+		}
+		if err := comm.WaitAll(reqs...); err != nil {
+			return err
+		}
+		for i, n := range sizes {
+			if !bytes.Equal(in[i], pattern(n, peer, 0, i)) {
+				return fmt.Errorf("message %d of %d bytes: other bytes arrived", i, n)
+			}
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for i, d := range devs {
+		n, limit, noCMA := shm.PipedIn(d)
+		want := uint64(3) // 64 KiB, 300 KiB, 1 MiB+5
+		switch {
+		case noCMA:
+			want = uint64(len(sizes))
+		case limit == 0:
+			t.Logf("device %d: oversubscribed host, nothing piped", i)
+			want = 0
+		}
+		if n != want {
+			t.Errorf("device %d: %d rendezvous piped, want %d (limit %d, noCMA %v)", i, n, want, limit, noCMA)
+		}
+	}
+}
+
 // pattern is the payload of message i of round from rank.
 func pattern(n, rank, round, i int) []byte {
 	b := make([]byte, n)
@@ -132,5 +211,45 @@ func TestEagerFromEnvironment(t *testing.T) {
 		if !errors.Is(err, device.ErrArg) || !strings.Contains(err.Error(), "MPGO_SHM_EAGER") {
 			t.Errorf("MPGO_SHM_EAGER=%s: %v, want an error naming it, wrapping ErrArg", v, err)
 		}
+	}
+}
+
+// MPGO_SHM_PIPE sets the size from which rendezvous are piped (0:
+// never); a value that is not a number of bytes fails Open with an error
+// naming it, wrapping ErrArg.
+func TestPipeFromEnvironment(t *testing.T) {
+	for _, v := range []string{"abc", "-1"} {
+		kv := pmi.NewMemory(1)[0]
+		getenv := func(k string) string {
+			if k == "MPGO_SHM_PIPE" {
+				return v
+			}
+			return ""
+		}
+		d, err := shm.Open(kv, shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
+		if err == nil {
+			d.Close()
+			t.Fatalf("MPGO_SHM_PIPE=%s: opened", v)
+		}
+		if !errors.Is(err, device.ErrArg) || !strings.Contains(err.Error(), "MPGO_SHM_PIPE") {
+			t.Errorf("MPGO_SHM_PIPE=%s: %v, want an error naming it, wrapping ErrArg", v, err)
+		}
+	}
+	for v, want := range map[string]int{"0": 0, "2097152": 2 << 20, "": shm.DefaultPipeLimit} {
+		kv := pmi.NewMemory(1)[0]
+		getenv := func(k string) string {
+			if k == "MPGO_SHM_PIPE" {
+				return v
+			}
+			return ""
+		}
+		d, err := shm.Open(kv, shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
+		if err != nil {
+			t.Fatalf("MPGO_SHM_PIPE=%q: %v", v, err)
+		}
+		if _, limit, _ := shm.PipedIn(d); limit != want {
+			t.Errorf("MPGO_SHM_PIPE=%q: limit %d, want %d", v, limit, want)
+		}
+		d.Close()
 	}
 }
