@@ -103,10 +103,26 @@ func (d *Device) pushRV(p *peer, id uint64) {
 	if rv == nil || rv.to != p || d.stop.Load() {
 		return
 	}
+	// The chunks that fit the ring now are written at once, by the
+	// poller: the receiver has something to copy without waiting for a
+	// goroutine to be woken. A goroutine writes the rest, waiting for
+	// room as the poller must not (see fin).
+	off := 0
+	for off < len(rv.data) {
+		c := rv.data[off:min(off+d.chunk, len(rv.data))]
+		if !d.putNow(p, &header{kind: kindData, id: id, source: int64(off), len: uint64(len(c))}, c) {
+			break
+		}
+		off += len(c)
+	}
+	if off == len(rv.data) {
+		d.complete(p, id, nil)
+		return
+	}
 	d.pushers.Add(1)
 	go func() {
 		defer d.pushers.Done()
-		for off := 0; off < len(rv.data); off += d.chunk {
+		for ; off < len(rv.data); off += d.chunk {
 			c := rv.data[off:min(off+d.chunk, len(rv.data))]
 			h := header{kind: kindData, id: id, source: int64(off), len: uint64(len(c))}
 			if err := d.put(p, &h, c); err != nil {
