@@ -24,22 +24,25 @@ const DefaultEagerLimit = 16 << 10
 // after a round trip, so eager copies pay up to here.
 const DefaultRingEagerLimit = 128 << 10
 
-// DefaultPipeLimit is the size from which a rendezvous comes through the
+// DefaultPipeLimit is the size above which a rendezvous comes through the
 // ring in chunks even where process_vm_readv is allowed, on a host whose
 // ranks do not outnumber its cores: the sender copies a chunk in while
 // the receiver copies the one before out, both cores at memory speed,
 // where process_vm_readv copies on one core at a third of that or less
 // (the kernel maps each page of the sender's: 16 MiB read in 2.6-2.9 ms,
-// a copy() of it in 0.7 ms, on the 2-core test VM). Measured there with
-// MPICH 4.0.2 in the same minutes (ping-pong one way, read / through the
-// ring / MPICH, 3 alternated runs): 512 KiB 54-59 / 74-81 / 42-44 us
-// (the pipeline's start, a goroutine on each side, costs more than it
-// saves), 1 MiB 95-224 / 78-110 / 86-92, 2 MiB 178-234 / 120-133 /
-// 173-192, 4 MiB 456-781 / 238-366 / 422-549, 16 MiB 3.9-4.7 / 1.4-1.6 /
-// 3.4-3.8 ms; osu_bw 1 MiB 12.5 / 19.6-20.3 / 12.4-12.6 GB/s, 16 MiB
-// 5.1-6.0 / 15.9-17.1 / 5.6-5.8. Oversubscribed, the two copies would
-// take turns on a core: the receiver reads then, at any size.
-const DefaultPipeLimit = 1 << 20
+// a copy() of it in 0.7 ms, on the 2-core test VM). The receiver's
+// engine starts such a pull (device.Starter) and the sender's poller
+// writes the first chunks itself, so no goroutine is woken on the way.
+// Up to here process_vm_readv wins, by reading on arrival (inlinePull):
+// ping-pong one way on that VM, read / piped, 128 KiB 13-14 / 21-22 us,
+// 256 KiB 22-25 / 26-30; above it piped wins: 384 KiB 44 / 32-35
+// (MPICH 4.0.2 31-35), 512 KiB 53-65 / 26-41 (41-44), 1 MiB 94 / 50-73
+// (84-93), 2 MiB 180 / 132 (171-178), 4 MiB 390 / 264 (364-380), 16 MiB
+// 3.9-4.7 / 1.4-1.6 ms (3.4-3.8); osu_bw 1 MiB 12.5 / 19.6-20.3 GB/s
+// (12.4-12.6), 16 MiB 5.1-6.0 / 15.9-17.1 (5.6-5.8). Oversubscribed,
+// the two copies would take turns on a core: the receiver reads then,
+// at any size.
+const DefaultPipeLimit = 256 << 10 // inlinePull
 
 // DefaultRingSize is the bytes of each ring (one per ordered pair of
 // processes of a host): room for a few messages of the eager limit (a
@@ -73,7 +76,7 @@ type Config struct {
 	// memory. Empty means pmi.HostID (a digest of the host name and boot
 	// id). Tests set it to play several hosts.
 	Host string
-	// PipeLimit is the size from which a rendezvous comes through the
+	// PipeLimit is the size above which a rendezvous comes through the
 	// ring in chunks although process_vm_readv could read it, where the
 	// host is not oversubscribed; negative means never, zero
 	// MPGO_SHM_PIPE if set (bytes; 0 there: never), else

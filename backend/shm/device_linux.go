@@ -60,18 +60,19 @@ type Device struct {
 	// ringEager is the eager limit once it does not (noCMA)
 	ringEager int
 	chunk     int // the payload of a pipelined chunk
-	pipeLimit int // rendezvous of this size and more come through the ring even with CMA; 0: none
+	pipeLimit int // rendezvous larger come through the ring even with CMA; 0: none
 	noCMA     atomic.Bool
 	// onArrival counts the rendezvous read on arrival (PullArriving),
 	// for the tests.
 	onArrival atomic.Uint64
 	// pipedIn counts the rendezvous that came through the ring in chunks
 	// (pipeIn), for the tests.
-	pipedIn atomic.Uint64
-	peers   []*peer // the other processes of this host
-	byProc  map[int]*peer
-	seg     segment // this process's, which its peers write
-	spin    spins
+	pipedIn      atomic.Uint64
+	pullsStarted atomic.Uint64 // of them, those the engine started (Start)
+	peers        []*peer       // the other processes of this host
+	byProc       map[int]*peer
+	seg          segment // this process's, which its peers write
+	spin         spins
 	// bell is this process's eventfd, which a producer that finds the
 	// receiver loop asleep writes to (its descriptor handed to every
 	// peer with the segment); the loop sleeps reading it, through the Go

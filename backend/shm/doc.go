@@ -13,7 +13,7 @@
 // eager limit are copied through the rings; larger ones are read by the
 // receiver straight from the sender's buffer (process_vm_readv, one
 // copy), or pipelined through the rings where the kernel forbids that
-// and from DefaultPipeLimit bytes (two copies at once on two cores beat
+// and above DefaultPipeLimit bytes (two copies at once on two cores beat
 // the kernel's one).
 // An idle process sleeps on an eventfd that its peers ring. A process that dies
 // is known to its peers at once, by the end of its socket: they fail with
@@ -33,7 +33,7 @@
 // Environment, read by [Open]: MPGO_SHM_CMA=0 (send large messages
 // through the rings, not by process_vm_readv), MPGO_SHM_EAGER (bytes:
 // the protocol switch, default DefaultEagerLimit), MPGO_SHM_PIPE (bytes:
-// the size from which large messages come through the rings in chunks
+// the size above which large messages come through the rings in chunks
 // anyway, default DefaultPipeLimit, 0 never; ignored where the host is
 // oversubscribed) and MPGO_SHM_SPIN (a
 // duration: how long a waiting rank polls the rings before it parks, the

@@ -14,3 +14,7 @@ func PipedIn(d device.Device) (n uint64, limit int, noCMA bool) {
 	dd := d.(*Device)
 	return dd.pipedIn.Load(), dd.pipeLimit, dd.noCMA.Load()
 }
+
+// Started returns how many piped rendezvous d's engine started (no
+// goroutine waiting for them).
+func Started(d device.Device) uint64 { return d.(*Device).pullsStarted.Load() }

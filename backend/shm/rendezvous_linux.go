@@ -26,7 +26,7 @@ import (
 // the engine starts (a wake-up of another thread, about 4 us of an
 // 8 us round trip here); one that comes later reads it in place, as an
 // eager message is copied. Where the kernel refuses (EPERM), and for
-// payloads of pipeLimit bytes and more on a host that is not
+// payloads of more than pipeLimit bytes on a host that is not
 // oversubscribed (faster there: config.go's DefaultPipeLimit), the
 // receiver answers CTS instead, and the sender's pusher writes the
 // payload through the ring in chunks of a quarter ring (so that the
@@ -143,18 +143,21 @@ type inRV struct {
 	size int
 }
 
+var _ device.Starter = (*inRV)(nil)
+
 // pipeKey names a pipelined pull: the sender and its rendezvous.
 type pipeKey struct {
 	proc int
 	id   uint64
 }
 
-// pipe is a pull whose payload comes through the ring.
+// pipe is a pull whose payload comes through the ring: done is called
+// once, by whoever takes it out of pipes (its last chunk, its CTS that
+// could not be written, the peer's loss, Close).
 type pipe struct {
 	dst  []byte
 	got  int
-	err  error
-	done chan struct{}
+	done func(error)
 }
 
 // arriveRV hands the engine the rendezvous of RTS record h (payload p).
@@ -165,7 +168,7 @@ func (d *Device) arriveRV(from *peer, h *header, p []byte) error {
 	rv := &inRV{d: d, from: from, id: h.id, addr: uintptr(binary.NativeEndian.Uint64(p)), size: int(binary.NativeEndian.Uint64(p[8:]))}
 	env := envelope(h)
 	env.Len = rv.size
-	env.Rendezvous = rv.size > inlinePull || !from.readable.Load() || d.noCMA.Load()
+	env.Rendezvous = rv.size > inlinePull || !from.readable.Load() || d.noCMA.Load() || d.piped(rv.size)
 	_, err := d.e.Arrive(int(h.src), int(h.dst), env, rv)
 	return arriveErr(err)
 }
@@ -226,7 +229,7 @@ func (rv *inRV) pull(dst []byte, arriving bool) error {
 
 // piped reports whether a rendezvous of n bytes comes through the ring
 // although process_vm_readv could read it (DefaultPipeLimit).
-func (d *Device) piped(n int) bool { return d.pipeLimit > 0 && n >= d.pipeLimit }
+func (d *Device) piped(n int) bool { return d.pipeLimit > 0 && n > d.pipeLimit }
 
 // fin tells rv's sender that it was received. arriving: the caller is
 // the poller, which must not wait for room in the ring (the peer's
@@ -251,24 +254,67 @@ func (d *Device) fin(rv *inRV, arriving bool) error {
 // pipeIn asks rv's sender for its payload through the ring and waits for
 // it.
 func (d *Device) pipeIn(rv *inRV, dst []byte) error {
+	got := make(chan error, 1)
+	d.pipeStart(rv, dst, func(err error) { got <- err })
+	return <-got
+}
+
+// Start implements [device.Starter]: a rendezvous that comes through the
+// ring (pipeLimit bytes or more, or no process_vm_readv) is asked for at
+// once, and done is called by the poller that copies its last chunk in:
+// no goroutine waits for it, none has to be woken before the CTS goes.
+// One that process_vm_readv reads is not started (a blocking call).
+func (rv *inRV) Start(dst []byte, done func(error)) bool {
+	d := rv.d
+	if len(dst) == 0 || !d.noCMA.Load() && !d.piped(len(dst)) {
+		return false
+	}
+	d.rvs.Add(1)
+	d.pullsStarted.Add(1)
+	d.pipeStart(rv, dst, func(err error) {
+		d.rvs.Add(-1)
+		done(err)
+	})
+	return true
+}
+
+// pipeStart registers the pull of rv's payload into dst through the ring,
+// and asks its sender for it (CTS) without waiting for room in the ring:
+// at once if there is room and no other producer holds it, else from a
+// goroutine (the caller may be the poller, whose progress the room may
+// wait for, or a rank posting a receive, which must not block). done is
+// called once, when dst holds the payload or with why it cannot.
+func (d *Device) pipeStart(rv *inRV, dst []byte, done func(error)) {
 	d.pipedIn.Add(1)
-	pp := &pipe{dst: dst, done: make(chan struct{})}
+	pp := &pipe{dst: dst, done: done}
 	k := pipeKey{rv.from.proc, rv.id}
 	d.mu.Lock()
 	if d.pipes == nil {
 		d.mu.Unlock()
-		return fmt.Errorf("shm: %w", device.ErrClosed)
+		done(fmt.Errorf("shm: %w", device.ErrClosed))
+		return
 	}
 	d.pipes[k] = pp
 	d.mu.Unlock()
-	if err := d.put(rv.from, &header{kind: kindCTS, id: rv.id}, nil); err != nil {
-		d.mu.Lock()
-		delete(d.pipes, k)
-		d.mu.Unlock()
-		return err
+	h := header{kind: kindCTS, id: rv.id}
+	if d.putNow(rv.from, &h, nil) {
+		return
 	}
-	<-pp.done
-	return pp.err
+	d.pushers.Add(1)
+	go func() {
+		defer d.pushers.Done()
+		if err := d.put(rv.from, &h, nil); err != nil {
+			d.mu.Lock()
+			mine := d.pipes[k] == pp
+			if mine {
+				delete(d.pipes, k)
+			}
+			d.mu.Unlock()
+			if mine { // else the peer's loss or Close failed it already
+				done(err)
+			}
+		}
+	}()
 }
 
 // chunkIn copies a chunk of a pipelined payload into its pull; pollMu
@@ -291,7 +337,7 @@ func (d *Device) chunkIn(from *peer, h *header, p []byte) error {
 		d.mu.Lock()
 		delete(d.pipes, k)
 		d.mu.Unlock()
-		close(pp.done)
+		pp.done(nil)
 	}
 	return nil
 }
@@ -321,7 +367,6 @@ func (d *Device) failWith(p *peer, err error) {
 		rv.done(err)
 	}
 	for _, pp := range pps {
-		pp.err = err
-		close(pp.done)
+		pp.done(err)
 	}
 }

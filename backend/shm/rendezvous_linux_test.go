@@ -103,13 +103,14 @@ func TestRendezvousBothWays(t *testing.T) {
 	}
 }
 
-// A rendezvous of PipeLimit bytes or more comes through the ring in
+// A rendezvous of more than PipeLimit bytes comes through the ring in
 // chunks, although the receiver could read the sender's memory; a
 // shorter one is read: two processes send each other messages on both
 // sides of the limit (64 KiB here), and every payload arrives intact,
 // the ones at or above the limit piped (unless the host is
 // oversubscribed, where none is, or the kernel refuses to let a process
-// read another's, where all are).
+// read another's, where all are); the engine starts each (no goroutine
+// waits for it).
 func TestPipedAboveLimit(t *testing.T) {
 	var (
 		mu   sync.Mutex
@@ -125,7 +126,7 @@ func TestPipedAboveLimit(t *testing.T) {
 		return d, err
 	}
 	jobs := jobtest.Join(t, 2, job.Config{}, open)
-	sizes := []int{8 << 10, 64<<10 - 1, 64 << 10, 300 << 10, 1<<20 + 5}
+	sizes := []int{8 << 10, 64 << 10, 64<<10 + 1, 300 << 10, 1<<20 + 5}
 	errs := jobtest.Run(t, jobs, func(w *comm.Comm) error {
 		peer := 1 - w.Rank()
 		var reqs []*comm.Request
@@ -168,7 +169,7 @@ func TestPipedAboveLimit(t *testing.T) {
 	}
 	for i, d := range devs {
 		n, limit, noCMA := shm.PipedIn(d)
-		want := uint64(3) // 64 KiB, 300 KiB, 1 MiB+5
+		want := uint64(3) // 64 KiB+1, 300 KiB, 1 MiB+5
 		switch {
 		case noCMA:
 			want = uint64(len(sizes))
@@ -178,6 +179,9 @@ func TestPipedAboveLimit(t *testing.T) {
 		}
 		if n != want {
 			t.Errorf("device %d: %d rendezvous piped, want %d (limit %d, noCMA %v)", i, n, want, limit, noCMA)
+		}
+		if s := shm.Started(d); s != n {
+			t.Errorf("device %d: %d of %d piped rendezvous started, want all (plain receives)", i, s, n)
 		}
 	}
 }

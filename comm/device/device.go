@@ -41,7 +41,7 @@ type Engine interface {
 	// When a receive posted earlier matches m and m is not a rendezvous,
 	// the engine pulls m before Arrive returns, on the caller's goroutine
 	// ([Incoming.PullArriving]); a rendezvous that matches is pulled on a
-	// goroutine of the engine's. Otherwise m is kept (kept true): the
+	// goroutine of the engine's, or started ([Starter]). Otherwise m is kept (kept true): the
 	// receive that matches it later calls [Incoming.Pull], from another
 	// goroutine, possibly before Arrive returns, and the device must keep
 	// the payload until then.
@@ -112,6 +112,23 @@ type Incoming interface {
 	// payload straight into dst; a device whose payload sits in a buffer
 	// it owns copies it.
 	PullArriving(dst []byte) error
+}
+
+// Starter is an [Incoming] whose rendezvous payload the engine can pull
+// without a goroutine of its own waiting for it. Start begins moving the
+// payload into dst (len(dst) == Envelope.Len, never nil) and returns at
+// once, reporting true; done is then called once, with nil when dst holds
+// the payload and the sender was told, or with the error Pull would have
+// returned, from a goroutine of the device's (possibly its progress,
+// inside Arrive or later: done must not block). Start reports false, and
+// did nothing, where the payload would be moved by a call that blocks:
+// the engine then calls Pull on a goroutine as for any rendezvous. The
+// shared-memory device starts its payloads that come through its rings
+// in chunks: the poller that copies the last one in completes the
+// receive, and no thread has to be woken before the sender is asked.
+type Starter interface {
+	Incoming
+	Start(dst []byte, done func(error)) bool
 }
 
 // Bytes is an [Incoming] whose payload is already in memory the engine

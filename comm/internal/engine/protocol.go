@@ -205,6 +205,14 @@ func take(r *Request, m *msg, now int64) {
 	r.complete(st, err)
 }
 
+// pulledPlain reports whether take delivers m, whose payload is with its
+// sender (remote), by pulling it straight into r's buffer: no type
+// error, no Sink, Buf or handoff, no truncation (take's branch order).
+func pulledPlain(r *Request, m *msg) bool {
+	return m.remote != nil && (r.typ == Byte || m.typ == r.typ || m.lateStruct(r.typ)) &&
+		r.sink == nil && !r.asBuf && !r.owned && m.size <= len(r.buf)
+}
+
 // takeBuf delivers m to a RecvBuf: the sender's Buf itself when it sent
 // one, otherwise a Buf from the world's pool holding a copy.
 func takeBuf(r *Request, m *msg) error {
@@ -301,6 +309,10 @@ func (ep *Endpoint) startRecv(r *Request) error {
 // deliver hands m, an unexpected message off its queue, to receive r (now
 // as take has it).
 func (ep *Endpoint) deliver(r *Request, m *msg, now int64) {
+	if m.rdv && ep.w.start(r, m) { // the device completes r
+		freeMsg(m)
+		return
+	}
 	if m.rdv { // Irecv must not wait for the network (remote.go)
 		w := ep.w
 		w.pulls.Add(1)

@@ -81,6 +81,8 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 		mm.arriving = true
 		take(rr, &mm, 0)
 		return false, nil
+	case w.start(rr, &mm):
+		return false, nil
 	}
 	pulled := mm // mm itself stays on the stack
 	w.pulls.Add(1)
@@ -91,6 +93,37 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 		take(rr, &pulled, 0)
 	}()
 	return false, nil
+}
+
+// start starts the rendezvous m into receive r where m's device can
+// (device.Starter) and r takes the payload as it comes (take's plain
+// pull: no type error, Sink, Buf, handoff or truncation), and reports
+// whether it did: r then completes from the device's progress, with no
+// goroutine of the world's waiting for the network.
+func (w *World) start(r *Request, m *msg) bool {
+	s, ok := m.remote.(device.Starter)
+	if !ok || m.size == 0 || m.sreq != nil || m.xbuf != nil || !pulledPlain(r, m) {
+		return false
+	}
+	st := m.status()
+	w.pulls.Add(1)
+	w.pulling.Add(1) // the receiving rank may park meanwhile: not quiet (distdeadlock.go)
+	done := func(err error) {
+		if o := r.ep.obs; o != nil {
+			r.completeTraced(o, st, err, 0)
+		} else {
+			r.complete(st, err)
+		}
+		w.pulling.Add(-1)
+		w.pulls.Done()
+	}
+	if !s.Start(r.buf[:m.size], done) {
+		w.pulling.Add(-1)
+		w.pulls.Done()
+		return false
+	}
+	m.remote = nil
+	return true
 }
 
 // PeerFinished implements [device.Engine]: the receives and probes
