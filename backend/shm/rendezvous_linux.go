@@ -260,7 +260,7 @@ func (d *Device) pipeIn(rv *inRV, dst []byte) error {
 }
 
 // Start implements [device.Starter]: a rendezvous that comes through the
-// ring (pipeLimit bytes or more, or no process_vm_readv) is asked for at
+// ring (more than pipeLimit bytes, or no process_vm_readv) is asked for at
 // once, and done is called by the poller that copies its last chunk in:
 // no goroutine waits for it, none has to be woken before the CTS goes.
 // One that process_vm_readv reads is not started (a blocking call).

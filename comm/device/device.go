@@ -41,10 +41,10 @@ type Engine interface {
 	// When a receive posted earlier matches m and m is not a rendezvous,
 	// the engine pulls m before Arrive returns, on the caller's goroutine
 	// ([Incoming.PullArriving]); a rendezvous that matches is pulled on a
-	// goroutine of the engine's, or started ([Starter]). Otherwise m is kept (kept true): the
-	// receive that matches it later calls [Incoming.Pull], from another
-	// goroutine, possibly before Arrive returns, and the device must keep
-	// the payload until then.
+	// goroutine of the engine's, or started ([Starter]). Otherwise m is
+	// kept (kept true): the receive that matches it later calls
+	// [Incoming.Pull] (or Start), from another goroutine, possibly before
+	// Arrive returns, and the device must keep the payload until then.
 	//
 	// Arrive fails with an error wrapping [ErrRank] (dst is not a local
 	// rank, src is not a rank), [ErrArg] (an envelope the engine cannot
