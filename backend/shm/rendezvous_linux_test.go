@@ -257,3 +257,59 @@ func TestPipeFromEnvironment(t *testing.T) {
 		d.Close()
 	}
 }
+
+// A piped rendezvous whose sender's process dies while its chunks are
+// on the way: the receive fails with an error wrapping ErrPeerLost (or
+// has the whole payload, if the sender wrote it all first), and nothing
+// hangs. Process 1 starts a send of 4 MiB (eight rings' worth) once
+// rank 0 posted its receive, and dies at once.
+func TestPipedSenderLost(t *testing.T) {
+	var devs [2]device.Device
+	open := func(kv device.KV, l device.Layout) (device.Device, error) {
+		d, err := shm.Open(kv, shm.Config{Layout: l, RingSize: 512 << 10, Getenv: func(string) string { return "" }})
+		if err == nil {
+			devs[kv.Rank()] = d
+		}
+		return d, err
+	}
+	const size = 4 << 20
+	dies := errors.New("this process dies")
+	jobs := jobtest.Join(t, 2, job.Config{}, open)
+	errs := jobtest.Run(t, jobs, func(w *comm.Comm) error {
+		if w.Rank() == 1 {
+			if _, err := w.Recv(nil, comm.Byte, 0, 1); err != nil {
+				return err
+			}
+			if _, err := w.Isend(pattern(size, 1, 0, 0), comm.Byte, 0, 0); err != nil {
+				return err
+			}
+			return dies
+		}
+		in := make([]byte, size)
+		r, err := w.Irecv(in, comm.Byte, 1, 0)
+		if err != nil {
+			return err
+		}
+		if err := w.Send(nil, comm.Byte, 1, 1); err != nil {
+			return err
+		}
+		switch _, err := r.Wait(); {
+		case err == nil:
+			if !bytes.Equal(in, pattern(size, 1, 0, 0)) {
+				return errors.New("the receive completed with other bytes")
+			}
+			t.Log("the whole payload came before the sender died")
+		case !errors.Is(err, comm.ErrPeerLost):
+			return fmt.Errorf("receive from the process that died: %v, want ErrPeerLost", err)
+		default:
+			t.Logf("the receive failed: %v", err)
+		}
+		return nil
+	})
+	if !errors.Is(errs[1], dies) || errs[0] != nil {
+		t.Fatalf("errors %v, want rank 1's %v alone", errs, dies)
+	}
+	if _, limit, _ := shm.PipedIn(devs[0]); limit > 0 && shm.Started(devs[0]) != 1 {
+		t.Errorf("%d pulls started, want the one piped", shm.Started(devs[0]))
+	}
+}
