@@ -6,7 +6,8 @@ import "github.com/mpgo/mpgo/comm/device"
 // host unless one is configured: shorter messages are copied through the
 // rings (two copies, no round trip), longer ones read by the receiver
 // straight from the sender's memory (one copy with process_vm_readv,
-// after an RTS through the rings; FIN answers). Two copies through a
+// after an RTS through the rings; FIN answers; beyond DefaultPipeLimit
+// piped through the rings again, see there). Two copies through a
 // ring move every byte as a cache line one core wrote and another reads.
 // On the 2-core test VM that was fast at some times and slow at others
 // (for minutes at a time; MPICH's 4 KiB latency was 3x slower then too,
