@@ -9,15 +9,20 @@ import "github.com/mpgo/mpgo/comm/device"
 // after an RTS through the rings; FIN answers; beyond DefaultPipeLimit
 // piped through the rings again, see there). Two copies through a
 // ring move every byte as a cache line one core wrote and another reads.
-// On the 2-core test VM that was fast at some times and slow at others
-// (for minutes at a time; MPICH's 4 KiB latency was 3x slower then too,
-// as if the two vCPUs no longer shared a cache), where the single copy
-// changed little. Ping-pong one way, fast / slow: 16 KiB 2.4 / 9.5 us
-// through the ring, 3.7 / 4.0 by the single copy (MPICH 3.6-4.4 /
-// 4.3); 64 KiB 8.5 / 35 against 7.0 / 7.4 (MPICH 6.9-8.5 / 7.5); osu_bw
-// at 16 KiB 8.0 / 2.1 GB/s against 4.3 / 5.0 (MPICH 5.3 / 4.9). 16 KiB
-// keeps every size near MPICH's time in both.
-const DefaultEagerLimit = 16 << 10
+// The 2-core test VM has a fast state and a slow one, for minutes at a
+// time (MPICH's 4 KiB latency 0.72 against 2.5 us). Before the consumer
+// cleared the stamp word of every cell it read (ring.go), the ring was
+// 3-4x slower in the slow state (16 KiB 9.5 us against 4.0 read), and
+// the limit was 16 KiB. Since it does (c615d56), the ring wins in both
+// states up to here: likely because a line the consumer wrote goes back
+// to the producer in one transfer, where one it only read had to be
+// taken back from a sharer (8 KiB one way: 1.25-1.32 -> 0.77-0.81 us in
+// the fast state, 4.9 -> 2.1 in the slow one, MPICH 1.30 / 4.6). Ping-pong one way, 5 and 3 alternated runs, fast / slow
+// state, through the ring / read / MPICH 4.0.2: 16 KiB 3.9 / 4.2 / 4.4
+// and 3.6-4.0 / 4.0-4.2 / 4.3-4.4 us; 32 KiB (read by default) 5.8 /
+// 5.1 / 5.7 and 5.5-6.1 / 5.2-5.3 / 5.6-6.5. osu_bw at 16 KiB 9.5-17.2
+// / 4.7-5.0 / 4.6-4.8 and 9.7-10.7 / 4.9 / 4.7-4.8 GB/s.
+const DefaultEagerLimit = 32 << 10
 
 // DefaultRingEagerLimit is DefaultEagerLimit where process_vm_readv is
 // not allowed (Config.NoCMA, MPGO_SHM_CMA=0, or a read the kernel
