@@ -8,7 +8,7 @@ import "github.com/mpgo/mpgo/comm/device"
 func ReadOnArrival(d device.Device) uint64 { return d.(*Device).onArrival.Load() }
 
 // PipedIn returns how many rendezvous d received through the ring in
-// chunks, the size from which it pipes them although it could read them
+// chunks, the size above which it pipes them although it could read them
 // (0: never), and whether it cannot read them at all.
 func PipedIn(d device.Device) (n uint64, limit int, noCMA bool) {
 	dd := d.(*Device)
