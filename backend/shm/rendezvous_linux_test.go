@@ -199,55 +199,16 @@ func pattern(n, rank, round, i int) []byte {
 // MPGO_SHM_EAGER sets the protocol switch; a value that is not a
 // positive number of bytes fails Open with an error wrapping ErrArg.
 func TestEagerFromEnvironment(t *testing.T) {
-	for _, v := range []string{"abc", "0", "-4096"} {
-		kv := pmi.NewMemory(1)[0]
-		getenv := func(k string) string {
-			if k == "MPGO_SHM_EAGER" {
-				return v
-			}
-			return ""
-		}
-		d, err := shm.Open(kv, shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
-		if err == nil {
-			d.Close()
-			t.Fatalf("MPGO_SHM_EAGER=%s: opened", v)
-		}
-		if !errors.Is(err, device.ErrArg) || !strings.Contains(err.Error(), "MPGO_SHM_EAGER") {
-			t.Errorf("MPGO_SHM_EAGER=%s: %v, want an error naming it, wrapping ErrArg", v, err)
-		}
-	}
+	refused(t, "MPGO_SHM_EAGER", "abc", "0", "-4096")
 }
 
-// MPGO_SHM_PIPE sets the size from which rendezvous are piped (0:
+// MPGO_SHM_PIPE sets the size above which rendezvous are piped (0:
 // never); a value that is not a number of bytes fails Open with an error
 // naming it, wrapping ErrArg.
 func TestPipeFromEnvironment(t *testing.T) {
-	for _, v := range []string{"abc", "-1"} {
-		kv := pmi.NewMemory(1)[0]
-		getenv := func(k string) string {
-			if k == "MPGO_SHM_PIPE" {
-				return v
-			}
-			return ""
-		}
-		d, err := shm.Open(kv, shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
-		if err == nil {
-			d.Close()
-			t.Fatalf("MPGO_SHM_PIPE=%s: opened", v)
-		}
-		if !errors.Is(err, device.ErrArg) || !strings.Contains(err.Error(), "MPGO_SHM_PIPE") {
-			t.Errorf("MPGO_SHM_PIPE=%s: %v, want an error naming it, wrapping ErrArg", v, err)
-		}
-	}
+	refused(t, "MPGO_SHM_PIPE", "abc", "-1")
 	for v, want := range map[string]int{"0": 0, "2097152": 2 << 20, "": shm.DefaultPipeLimit} {
-		kv := pmi.NewMemory(1)[0]
-		getenv := func(k string) string {
-			if k == "MPGO_SHM_PIPE" {
-				return v
-			}
-			return ""
-		}
-		d, err := shm.Open(kv, shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
+		d, err := openWith("MPGO_SHM_PIPE", v)
 		if err != nil {
 			t.Fatalf("MPGO_SHM_PIPE=%q: %v", v, err)
 		}
@@ -255,6 +216,34 @@ func TestPipeFromEnvironment(t *testing.T) {
 			t.Errorf("MPGO_SHM_PIPE=%q: limit %d, want %d", v, limit, want)
 		}
 		d.Close()
+	}
+}
+
+// openWith opens the device of a job of one process with the
+// environment variable key set to v (and no other).
+func openWith(key, v string) (*shm.Device, error) {
+	getenv := func(k string) string {
+		if k == key {
+			return v
+		}
+		return ""
+	}
+	return shm.Open(pmi.NewMemory(1)[0], shm.Config{Layout: devicetest.Blocks(1, 1), Getenv: getenv})
+}
+
+// refused checks that each of values of the environment variable key
+// fails Open with an error naming key, wrapping ErrArg.
+func refused(t *testing.T, key string, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		d, err := openWith(key, v)
+		if err == nil {
+			d.Close()
+			t.Fatalf("%s=%s: opened", key, v)
+		}
+		if !errors.Is(err, device.ErrArg) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: %v, want an error naming it, wrapping ErrArg", key, v, err)
+		}
 	}
 }
 
