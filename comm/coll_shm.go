@@ -436,12 +436,12 @@ func (c *Comm) shmArrive(what string, sl *shmSlot, combine func(x *shmCall)) (*s
 	x := &st.call
 	*x = shmCall{c: c, s: s, what: what, p: p, slots: s.slots[p], sigs: s.sigs[p]}
 	x.me = &x.slots[c.rank]
-	if !sl.empty() || st.held[p] {
+	if held := !sl.empty(); held || st.held[p] {
 		// An empty slot (a barrier's, a combined reduction's) is written
 		// only to drop the buffers an earlier call left there: on 100,000
 		// ranks, every cache line a rank touches per call costs.
 		*x.me = *sl
-		st.held[p] = !sl.empty()
+		st.held[p] = held
 	}
 	x.sigs[c.rank] = shmSig{kind: sl.kind, t: sl.t, bad: sl.err != nil, root: int32(sl.root), n: sl.n}
 	v := &s.verdicts[p]

@@ -76,8 +76,8 @@ type RootConfig struct {
 // connection.
 const MinSecret = 16
 
-// ErrStranger is wrapped by the errors of a local rendezvous (local_linux.go) whose other
-// end runs as another user.
+// ErrStranger is wrapped by the errors of a local rendezvous
+// (local_linux.go) whose other end runs as another user.
 var ErrStranger = errors.New("pmi: the other end of the rendezvous runs as another user")
 
 const (
