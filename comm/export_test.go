@@ -31,3 +31,7 @@ var (
 	EncodeValue = encodeValue
 	DecodeValue = decodeValue
 )
+
+// Laned returns how many messages from rank src of c reached c's rank
+// through their pair's lane (comm/internal/engine/lane.go).
+func Laned(c *Comm, src int) uint64 { return c.ep.Laned(c.worldOf(src)) }

@@ -160,7 +160,12 @@ func (r *Request) GotBuf() *buffer.Buf { return r.gotBuf }
 func (r *Request) Retract(err error) bool { return r.ep.retract(r, err) }
 
 // Ready reports whether r completed.
-func (r *Request) Ready() bool { return r.done() }
+func (r *Request) Ready() bool {
+	if !r.done() {
+		r.progress()
+	}
+	return r.done()
+}
 
 // Result returns r's outcome, its error naming the operation.
 func (r *Request) Result() (Status, error) { return r.result() }
@@ -173,6 +178,8 @@ func (r *Request) Result() (Status, error) { return r.result() }
 func (r *Request) WaitQuiet() (Status, error) {
 	if !r.done() && !r.poll(false) && !r.ep.drive(r) {
 		ep := r.ep
+		ep.blockIn()
+		defer ep.blockOut()
 		r.quiet.Store(quietSleeping)
 		ep.helpers.Add(-1)
 		r.ev.sleep()
@@ -199,6 +206,7 @@ func (ep *Endpoint) WaitShared(r *Request, done <-chan struct{}, yields int) {
 	spins := ep.w.running != nil
 	ep.flushDeferred()
 	p := ep.enter(waitRec{one: r})
+	ep.inbox.disarm() // lane.go
 	if spins {
 		ep.markRunning(false)
 	}

@@ -19,7 +19,8 @@
 // (the matching queues, linear or indexed by context and tag), queue.go
 // (the FIFO they are made of), event.go (the one-shot completion a
 // rank waits on), request.go (a request and how it completes), protocol.go
-// (from a send to a receive), copyin.go (a large payload's copy, shared
+// (from a send to a receive), lane.go (small messages through a ring of
+// the pair, matched by the receiver, while it is active), copyin.go (a large payload's copy, shared
 // with a helper), api.go (what comm calls), remote.go (the
 // device boundary), payload.go and types.go (the vocabulary comm
 // re-exports), structs.go (struct element types: the process's table of

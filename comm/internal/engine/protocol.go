@@ -260,6 +260,9 @@ func (ep *Endpoint) startSend(r *Request) error {
 	}
 	in := &ep.w.eps[r.peer].inbox
 	p := in.pairOf(ep.rank)
+	if ep.sendLane(r, in, p, now) {
+		return nil
+	}
 	// The envelope lives on the stack; arrive copies it into a pooled msg
 	// only if it has to queue it.
 	m := msg{ctx: r.ctx, src: r.src, tag: r.tag, typ: r.typ, data: r.buf}

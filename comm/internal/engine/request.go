@@ -276,6 +276,8 @@ func (r *Request) WaitContext(ctx context.Context) (Status, error) {
 		}
 		if !r.poll(true) && !r.ep.drive(r) {
 			r.ep.flushDeferred()
+			r.ep.blockIn()
+			defer r.ep.blockOut()
 			select {
 			case <-r.Done():
 			case <-ctx.Done():
@@ -295,7 +297,10 @@ func (r *Request) Test() (Status, bool, error) {
 		return Status{}, false, fmt.Errorf("comm: test of nil request: %w", ErrArg)
 	}
 	if !r.done() {
-		return Status{}, false, nil
+		r.progress()
+		if !r.done() {
+			return Status{}, false, nil
+		}
 	}
 	st, err := r.result()
 	return st, true, err
@@ -304,6 +309,9 @@ func (r *Request) Test() (Status, bool, error) {
 // Done returns a channel that is closed when the request completes, for use
 // in a select statement. Call Wait or Test afterwards for the result.
 func (r *Request) Done() <-chan struct{} {
+	if r.ep != nil {
+		r.ep.watched()
+	}
 	w := r.watchers()
 	w.mu.Lock()
 	defer w.mu.Unlock()

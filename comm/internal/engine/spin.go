@@ -100,6 +100,7 @@ func (ep *Endpoint) markRunning(on bool) {
 type waitCond interface {
 	ready() bool
 	awaitedRuns(m []running) bool
+	spinning(on bool) // called as a spin starts (true) and ends
 }
 
 // reqCond waits for a request's completion.
@@ -107,6 +108,7 @@ type reqCond struct{ r *Request }
 
 func (c reqCond) ready() bool                  { return c.r.done() }
 func (c reqCond) awaitedRuns(m []running) bool { return c.r.awaitedRuns(m) }
+func (reqCond) spinning(bool)                  {}
 
 // wordCond waits for a word to leave the value old: a gate's generation,
 // which whichever member arrives last moves on, so any other rank of the
@@ -118,6 +120,7 @@ type wordCond struct {
 }
 
 func (c wordCond) ready() bool { return c.w.Load() != c.old }
+func (wordCond) spinning(bool) {}
 func (c wordCond) awaitedRuns(m []running) bool {
 	return anyOtherRuns(m, c.me)
 }
@@ -135,7 +138,14 @@ func spinFor[C waitCond](ep *Endpoint, c C) bool {
 	if start-me.lastWait.Swap(start) < int64(spinAfter) {
 		return c.ready()
 	}
-	deadline := start + int64(spinBudget)
+	c.spinning(true)
+	ok := spin(c, m, start+int64(spinBudget))
+	c.spinning(false)
+	return ok || c.ready()
+}
+
+// spin is spinFor's loop, until deadline (nanotime).
+func spin[C waitCond](c C, m []running, deadline int64) bool {
 	for i := 1; ; i++ {
 		if c.ready() {
 			return true
@@ -180,6 +190,9 @@ func (r *Request) poll(mark bool) bool { return r.pollYields(mark, r.ep.w.yields
 // pollYields is poll with yields yields (a collective's gate yields even
 // where ranks outnumber Ps).
 func (r *Request) pollYields(mark bool, yields int) bool {
+	if ok, laned := r.pollLane(mark, yields); laned {
+		return ok
+	}
 	return pollFor(r.ep, reqCond{r}, mark, yields)
 }
 

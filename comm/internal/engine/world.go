@@ -104,6 +104,11 @@ type Endpoint struct {
 	obs    *trace.Rank // the engine's hooks record here (observe.go); nil: no timeline, no counters
 	rec    *trace.Rank // what the world records of this rank, for comm; nil: nothing
 
+	// Lanes (lane.go): how many of the rank's goroutines sleep in the
+	// engine now, and whether one asked for a Done channel.
+	sleepers atomic.Int32
+	noArm    atomic.Bool
+
 	helpers atomic.Int32 // running goroutines of non-blocking collectives: the rank is not blocked (AddHelper)
 
 	// Work started on this rank that a worker runs once a goroutine of
@@ -221,6 +226,7 @@ func (ep *Endpoint) Err() error { return ep.w.failure() }
 // tests).
 func (ep *Endpoint) Buffered(src int) int {
 	p := ep.inbox.pairOf(src)
+	ep.inbox.drain(p)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return int(p.unexp.bytes)
@@ -461,6 +467,9 @@ func (w *World) sweep(err error) {
 // when r is not queued (it matched already: its matcher completes it).
 func (ep *Endpoint) retract(r *Request, err error) bool {
 	in := r.in
+	if in != nil {
+		r.progress() // a message its lane holds came first
+	}
 	if in == nil || !in.unqueue(r) {
 		return false
 	}
@@ -476,6 +485,10 @@ func (ep *Endpoint) park(r *Request) {
 	}
 	ep.flushDeferred()
 	p := ep.enter(waitRec{one: r})
+	if ep.inbox.disarm(); r.done() { // a lane's message (lane.go)
+		ep.leave(p)
+		return
+	}
 	ep.markRunning(false)
 	ep.sleepObserved(&r.ev)
 	ep.markRunning(true)
@@ -489,6 +502,7 @@ func (ep *Endpoint) parkChan(wr *waitRec, c <-chan struct{}) {
 	}
 	ep.flushDeferred()
 	p := ep.enter(*wr)
+	ep.inbox.disarm() // lane.go
 	ep.markRunning(false)
 	ep.waitObserved(c)
 	ep.markRunning(true)

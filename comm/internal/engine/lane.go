@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A pair's lane: a ring of cache-line cells through which a sender of this
+// process hands small eager messages to a receiving rank, without the
+// pair's lock, while that rank is active on the pair.
+//
+// The protocols of protocol.go share the pair's lock between the sender,
+// which matches and copies under it, and the receiver, which posts under
+// it: in a message-rate loop (osu_bw: one rank posts a window of
+// receives and waits, the other sends a window) the two ranks run on two
+// cores and every message moves the lock, the queue and the request
+// between their caches (Mutex.Lock's spinning alone was 14% of a profile
+// of osu_bw of 8 bytes). Shared-memory MPIs match at the receiver
+// instead: the sender writes the message into a ring of the pair, and the
+// receiver reads it out and matches it when it next calls the library. A
+// lane does that while the receiving rank is active on the pair:
+//
+//   - active counts the goroutines of the receiving rank that spin (on a
+//     core of their own) waiting for a receive or a probe on the pair, plus
+//     armBit while the pair is armed: the rank posted a receive on it
+//     while another was posted there, and none of its goroutines has
+//     slept in the engine since. A sender whose message fits a lane
+//     (standard mode, an eager payload of at most laneMax bytes of its own
+//     buffer) writes it into the lane while active is not zero, completes
+//     its send at once, and touches nothing else of the pair.
+//   - The consumer of a lane is whoever holds the pair's lock: drainLocked
+//     matches each of its messages as an arrival (matchLocked: into the
+//     oldest posted receive that accepts it, or a queued eager copy), in
+//     the lane's order. Every path that matches on the pair drains its
+//     lane first (drain, before it takes the locks: the sender's other
+//     protocols, a post, a probe, a cancel; a receive or probe naming
+//     AnySource drains every lane of the inbox), and so do the tests of a
+//     request (Test, Ready). So MPI's order per pair holds across the lane
+//     and the other protocols: a message the lane holds was sent before
+//     any the same goroutine sends after it.
+//   - A lane never keeps a message from a receiver that waits for it
+//     without calling the engine again:
+//     a sender that wrote a message reads active again, and drains the
+//     lane itself when it finds zero; a poller that stops spinning lowers
+//     active and drains, and a goroutine of the rank about to sleep (park, a collective's
+//     gate, a helper's quiet wait, WaitContext) disarms every lane of its
+//     rank (Endpoint.blockIn), each followed by a drain. These are
+//     sequentially consistent atomics (a store, then a load of the
+//     other's word), so at least one side sees the other's store. A
+//     post arms only while none of its rank's goroutines sleeps (it
+//     disarms again if one began to, by the same pairing of a store and
+//     a load), and never on a rank that asked for a Done channel (which
+//     its goroutines may wait on outside the engine): so a message the
+//     rank waits for is never left in an armed lane, which is what Done
+//     channels, WaitAny and the deadlock detector rely on. A rank that
+//     posted and then computes leaves the lane's messages there until it
+//     next calls the engine, as an MPI process leaves them in its
+//     shared-memory rings.
+//   - Delivery into a receive happens under the pair's lock, from the
+//     lane's cell (the cell is reused only once the drain has freed it):
+//     a copy of at most laneMax bytes and the receive's completion, as a
+//     blocked probe is completed under it. A receive through a Sink,
+//     which must run with no engine lock held, gets a pooled copy instead,
+//     delivered after the locks are released.
+//   - A message in a lane is an eager copy its sender no longer waits for;
+//     the lane is its eager buffer (protocol.go) until it is drained, so
+//     the pair may hold up to a lane's worth beyond Config.EagerBuffer.
+//
+// Cells: the producer writes a record's payload and header, then its
+// header cell's stamp (the record's position plus one), last; the
+// consumer reads the cell at its tail once that stamp is there. A record
+// of more than one cell continues into the next ones, whose stamp words
+// hold payload; the consumer clears them when it frees them, so that a
+// stamp word only ever holds zero or a stamp a header at that index
+// wrote, never a later position's. A record does not wrap: one that would
+// is preceded by a skip record to the end of the ring. (The same cells as
+// backend/shm's rings between processes, in one process's memory.)
+//
+// Lanes exist in worlds of at most laneRanks ranks, and between ranks of
+// this process; a pair gets one the first time its receiver posts a
+// second receive on it.
+type lane struct {
+	// The producer's: the sending rank's goroutines, one at a time.
+	mu    sync.Mutex
+	head  uint64 // the next cell to write
+	limit uint64 // head may reach limit without reading tail (tail + laneCells, as last read)
+	_     [cacheLine - 24]byte
+
+	// The consumer's: whoever holds the pair's lock.
+	tail  atomic.Uint64 // the next cell to read; those before it are free
+	laned uint64        // messages drained, for tests (Endpoint.Laned)
+	_     [cacheLine - 16]byte
+
+	// active counts the goroutines of the receiving rank polling the pair
+	// (Request.pollLane), plus armBit while the pair is armed.
+	active atomic.Int32
+	_      [cacheLine - 4]byte
+
+	cells [laneCells]laneCell
+}
+
+// laneCell is one cell; as a record's header, its fields describe the
+// message and its payload starts at data, continuing into the next cells.
+type laneCell struct {
+	stamp atomic.Uint64 // the record's position + 1, stored last
+	ctx   uint64
+	tag   int64
+	seq   uint64 // the message's arrival number in its receiver's inbox (match.go's seq)
+	src   int32  // the sender's rank in the communicator
+	n     uint16
+	typ   Type
+	skip  bool // a skip record: n cells to the end of the ring, no message
+	data  [laneInline]byte
+}
+
+const (
+	cacheLine  = 64
+	laneCells  = 64 // 4 KiB a lane: a window of osu_bw's 64 small messages
+	laneInline = cacheLine - 40
+	// laneMax is the largest payload a lane carries: small messages,
+	// whose cost is the engine's per message, not their copies.
+	laneMax = 256
+	// armBit is active's bit for an armed lane.
+	armBit = 1 << 24
+	// laneRanks is the largest world whose pairs get lanes: at most
+	// laneRanks² lanes of 4 KiB, for pairs whose receivers poll.
+	laneRanks = 64
+)
+
+// cellsFor returns how many cells a record of n payload bytes takes.
+func cellsFor(n int) uint64 {
+	if n <= laneInline {
+		return 1
+	}
+	return 1 + uint64(n-laneInline+cacheLine-1)/cacheLine
+}
+
+// payload returns the n payload bytes of the record whose header is cell i.
+func (l *lane) payload(i uint64, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&l.cells[i].data[0])), n)
+}
+
+// write writes payload buf of the record whose header is cell i. The
+// stamp words of its continuation cells are stored atomically, as every
+// access to a stamp word is: ready reads the word at the tail with no
+// lock, and a tail it read a moment ago may be a continuation cell again.
+func (l *lane) write(i uint64, buf []byte) {
+	n := copy(l.cells[i].data[:], buf)
+	for j := i + 1; n < len(buf); j++ {
+		c := &l.cells[j]
+		var w [8]byte
+		n += copy(w[:], buf[n:])
+		c.stamp.Store(*(*uint64)(unsafe.Pointer(&w))) // the bytes as they lie in memory
+		rest := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), 8)), cacheLine-8)
+		n += copy(rest, buf[n:])
+	}
+}
+
+// put writes a message of r (its envelope, buf its payload) into l, the
+// lane of a pair of in, and reports whether it did: false when l has no
+// room.
+func (l *lane) put(in *inbox, r *Request, buf []byte) bool {
+	k := cellsFor(len(buf))
+	l.mu.Lock()
+	h := l.head
+	i := h % laneCells
+	var pad uint64
+	if i+k > laneCells {
+		pad = laneCells - i
+	}
+	if h+pad+k > l.limit {
+		l.limit = l.tail.Load() + laneCells
+		if h+pad+k > l.limit {
+			l.mu.Unlock()
+			return false
+		}
+	}
+	if pad > 0 {
+		c := &l.cells[i]
+		c.skip, c.n = true, uint16(pad)
+		c.stamp.Store(h + 1)
+		h, i = h+pad, 0
+	}
+	c := &l.cells[i]
+	c.ctx, c.tag, c.src, c.n, c.typ, c.skip = r.ctx, int64(r.tag), int32(r.src), uint16(len(buf)), r.typ, false
+	c.seq = in.seq.Add(1) // it arrives now, for AnySource's order across pairs; under l.mu: in the lane's order
+	l.write(i, buf)
+	c.stamp.Store(h + 1)
+	l.head = h + k
+	l.mu.Unlock()
+	return true
+}
+
+// ready reports whether l holds a record (a hint, read with no lock).
+func (l *lane) ready() bool {
+	t := l.tail.Load()
+	return l.cells[t%laneCells].stamp.Load() == t+1
+}
+
+// sendLane hands send r to its receiver's lane p.lane when it may (see
+// above) and reports whether it did; r is complete then.
+func (ep *Endpoint) sendLane(r *Request, in *inbox, p *pair, now int64) bool {
+	l := p.lane.Load()
+	if l == nil || l.active.Load() == 0 || r.mode != ModeStandard || r.from != nil ||
+		len(r.buf) > laneMax || len(r.buf) >= ep.w.eagerLimit || ep.w.state.Load() != stateRunning ||
+		in.anyN.Load() != 0 {
+		return false
+	}
+	if !l.put(in, r, r.buf) {
+		return false
+	}
+	if l.active.Load() == 0 { // the receiver left before it could see the message
+		in.drain(p)
+	}
+	r.settleAt(Status{}, nil, now)
+	return true
+}
+
+// laneTake is a lane's message matched by a receive through a Sink,
+// delivered once the locks are released.
+type laneTake struct {
+	r *Request
+	m *msg
+}
+
+// drain matches the messages in p's lane, if any, taking the locks a
+// sender takes (arrive). While AnySource receives or probes wait, it
+// drains every lane of the inbox at once, in arrival order (drainAll).
+func (in *inbox) drain(p *pair) {
+	l := p.lane.Load()
+	if l == nil || !l.ready() {
+		return
+	}
+	if in.anyN.Load() == 0 {
+		p.mu.Lock()
+		if in.anyN.Load() == 0 {
+			later := in.drainLocked(p, l, false, nil)
+			p.mu.Unlock()
+			finishTakes(later)
+			return
+		}
+		p.mu.Unlock()
+	}
+	in.drainAll()
+}
+
+// drainLanes drains every lane of in (before a receive or probe naming
+// AnySource scans the pairs).
+func (in *inbox) drainLanes() {
+	ps := in.lanes.Load()
+	if ps == nil {
+		return
+	}
+	for _, p := range *ps {
+		if p.lane.Load().ready() {
+			in.drainAll()
+			return
+		}
+	}
+}
+
+// drainAll matches the messages of every lane of in, in the order they
+// arrived (their seq) across the lanes: an AnySource receive that two
+// lanes' messages match takes the older one, as it would have had both
+// been matched as they arrived. It holds anyMu and the locks of every
+// pair with a lane (match.go's lock order: anyMu, then the pairs', which
+// nobody else holds two of).
+func (in *inbox) drainAll() {
+	in.anyMu.Lock()
+	ps := *in.lanes.Load()
+	for _, p := range ps {
+		p.mu.Lock()
+	}
+	var later []laneTake
+	for {
+		var next *pair
+		var nextSeq uint64
+		for _, p := range ps {
+			if s, ok := p.lane.Load().oldest(); ok && (next == nil || s < nextSeq) {
+				next, nextSeq = p, s
+			}
+		}
+		if next == nil {
+			break
+		}
+		later = in.drainOne(next, next.lane.Load(), true, later)
+	}
+	for _, p := range ps {
+		p.mu.Unlock()
+	}
+	in.anyMu.Unlock()
+	finishTakes(later)
+}
+
+// oldest returns the seq of l's oldest message, if it holds one; it
+// passes over skip records. The caller is l's consumer.
+func (l *lane) oldest() (uint64, bool) {
+	for {
+		t := l.tail.Load()
+		c := &l.cells[t%laneCells]
+		if c.stamp.Load() != t+1 {
+			return 0, false
+		}
+		if !c.skip {
+			return c.seq, true
+		}
+		l.tail.Store(t + uint64(c.n))
+	}
+}
+
+// drainLocked matches the messages of lane l of p, oldest first, as
+// arrivals (p.mu held, and anyMu when withAny); it appends to later the
+// receives through a Sink that it matched, with a copy of their
+// messages, for the caller to deliver once it released the locks.
+func (in *inbox) drainLocked(p *pair, l *lane, withAny bool, later []laneTake) []laneTake {
+	for {
+		if _, ok := l.oldest(); !ok {
+			return later
+		}
+		later = in.drainOne(p, l, withAny, later)
+	}
+}
+
+// drainOne matches the oldest message of l, which oldest found there (as
+// drainLocked), and frees its cells.
+func (in *inbox) drainOne(p *pair, l *lane, withAny bool, later []laneTake) []laneTake {
+	t := l.tail.Load()
+	i := t % laneCells
+	c := &l.cells[i]
+	n := int(c.n)
+	k := cellsFor(n)
+	if in.ep.w.failure() == nil { // after an abort, the lane's messages are dropped, as sweep drops queued ones
+		m := msg{ctx: c.ctx, src: int(c.src), tag: int(c.tag), typ: c.typ, seq: c.seq, data: l.payload(i, n)}
+		r, err := in.matchLocked(p, &m, nil, withAny)
+		switch {
+		case err != nil || r == nil:
+		case r.sink != nil:
+			q := getMsg()
+			q.ctx, q.src, q.tag, q.typ = m.ctx, m.src, m.tag, m.typ
+			q.eagerCopy(in.ep.w.pool, m.data)
+			later = append(later, laneTake{r, q})
+		default:
+			take(r, &m, 0)
+		}
+		l.laned++
+	}
+	for j := i + 1; j < i+k; j++ {
+		l.cells[j].stamp.Store(0) // payload that must not read as a later stamp
+	}
+	l.tail.Store(t + k)
+	return later
+}
+
+// finishTakes delivers what drainLocked left for after the locks.
+func finishTakes(later []laneTake) {
+	for _, d := range later {
+		take(d.r, d.m, 0)
+		freeMsg(d.m)
+	}
+}
+
+// laneOf returns the lane of p for its receiver to poll, creating it; nil
+// where lanes are not used (a large world, a sender in another process).
+func (in *inbox) laneOf(p *pair) *lane {
+	if l := p.lane.Load(); l != nil {
+		return l
+	}
+	w := in.ep.w
+	if len(w.eps) > laneRanks || !w.isLocal(p.src) {
+		return nil
+	}
+	in.anyMu.Lock()
+	defer in.anyMu.Unlock()
+	if l := p.lane.Load(); l != nil {
+		return l
+	}
+	l := new(lane)
+	var ps []*pair
+	if old := in.lanes.Load(); old != nil {
+		ps = append(ps, *old...)
+	}
+	ps = append(ps, p)
+	in.lanes.Store(&ps)
+	p.lane.Store(l)
+	return l
+}
+
+// laneCond waits for a request on a pair with a lane, draining it.
+type laneCond struct {
+	r *Request
+	l *lane
+}
+
+func (c laneCond) ready() bool {
+	if c.r.done() {
+		return true
+	}
+	if c.l.ready() {
+		c.r.in.drain(c.r.pr)
+	}
+	return c.r.done()
+}
+
+func (c laneCond) awaitedRuns(m []running) bool { return c.r.awaitedRuns(m) }
+
+// spinning counts the waiter among the lane's pollers while it spins:
+// then it runs on a core of its own beside its sender, the case the lane
+// is for. (While it yields, its sender most likely runs on its P, in its
+// place, and takes the pair's lock alone.)
+func (c laneCond) spinning(on bool) {
+	if on {
+		c.l.active.Add(1)
+	} else {
+		c.l.active.Add(-1)
+	}
+}
+
+// pollLane is pollYields for a receive or probe r queued on a pair whose
+// sender is in this process: while it spins, it polls the pair's lane,
+// so that the sender may use it. laned is false when r has no lane.
+func (r *Request) pollLane(mark bool, yields int) (ok, laned bool) {
+	p := r.pr
+	if p == nil || r.kind == KindSend || r.in == nil {
+		return false, false
+	}
+	l := p.lane.Load()
+	if l == nil {
+		return false, false
+	}
+	return pollFor(r.ep, laneCond{r, l}, mark, yields), true
+}
+
+// progress drains the lane of r's pair, for a test of r (Test, Ready)
+// that found it not done: the lane may hold its message.
+func (r *Request) progress() {
+	if p := r.pr; p != nil && r.kind != KindSend && r.in != nil {
+		r.in.drain(p)
+	}
+}
+
+// arm arms p's lane, creating it, for a receive just posted on it by a
+// goroutine of in's rank while another receive was posted there (a window
+// of receives, as osu_bw's; a single receive is waited for at once).
+func (in *inbox) arm(p *pair) {
+	l := in.laneOf(p)
+	if l == nil || l.active.Load()&armBit != 0 {
+		return
+	}
+	ep := in.ep
+	if ep.noArm.Load() {
+		return
+	}
+	l.active.Or(armBit)
+	if ep.sleepers.Load() > 0 || ep.noArm.Load() || ep.anyParked() { // one sleeps: it may wait for the lane's messages
+		l.active.And(^armBit)
+		in.drain(p)
+	}
+}
+
+// disarm disarms every lane of in and drains those it disarmed.
+func (in *inbox) disarm() {
+	ps := in.lanes.Load()
+	if ps == nil {
+		return
+	}
+	for _, p := range *ps {
+		l := p.lane.Load()
+		if l.active.Load()&armBit != 0 {
+			l.active.And(^armBit)
+			in.drain(p)
+		}
+	}
+}
+
+// anyParked reports whether a goroutine of ep's rank is parked (enter).
+// Its parking registered it before it disarmed the lanes (park): both
+// under pmu, whose Lock and Unlock are sequentially consistent atomics,
+// so an arm that finds none parked came before that disarm.
+func (ep *Endpoint) anyParked() bool {
+	ep.pmu.Lock()
+	n := len(ep.parked)
+	ep.pmu.Unlock()
+	return n > 0
+}
+
+// blockIn is called by a goroutine of ep's rank about to sleep in the
+// engine without registering as parked (a helper's quiet wait,
+// WaitContext), blockOut once it runs again: while one sleeps, no lane
+// of the rank is armed. (A goroutine that parks registers instead:
+// anyParked.)
+func (ep *Endpoint) blockIn() {
+	ep.sleepers.Add(1)
+	ep.inbox.disarm()
+}
+
+func (ep *Endpoint) blockOut() { ep.sleepers.Add(-1) }
+
+// watched is called when a Done channel of one of ep's requests is asked
+// for: its goroutines may wait on it outside the engine from now on, so
+// the rank's lanes are never armed again.
+func (ep *Endpoint) watched() {
+	if !ep.noArm.Load() {
+		ep.noArm.Store(true)
+		ep.inbox.disarm()
+	}
+}
+
+// Laned returns how many messages from world rank src reached ep through
+// its pair's lane (for tests).
+func (ep *Endpoint) Laned(src int) uint64 {
+	p := ep.inbox.pairOf(src)
+	l := p.lane.Load()
+	if l == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return l.laned
+}
