@@ -201,8 +201,13 @@ func (l *lane) ready() bool {
 // sendLane hands send r to its receiver's lane p.lane when it may (see
 // above) and reports whether it did; r is complete then.
 func (ep *Endpoint) sendLane(r *Request, in *inbox, p *pair, now int64) bool {
+	return p.lane.Load() != nil && ep.sendLaned(r, in, p, now) // inlined: most pairs have no lane
+}
+
+// sendLaned is sendLane on a pair with a lane.
+func (ep *Endpoint) sendLaned(r *Request, in *inbox, p *pair, now int64) bool {
 	l := p.lane.Load()
-	if l == nil || l.active.Load() == 0 || r.mode != ModeStandard || r.from != nil ||
+	if l.active.Load() == 0 || r.mode != ModeStandard || r.from != nil ||
 		len(r.buf) > laneMax || len(r.buf) >= ep.w.eagerLimit || ep.w.state.Load() != stateRunning ||
 		in.anyN.Load() != 0 {
 		return false
@@ -228,8 +233,15 @@ type laneTake struct {
 // sender takes (arrive). While AnySource receives or probes wait, it
 // drains every lane of the inbox at once, in arrival order (drainAll).
 func (in *inbox) drain(p *pair) {
+	if p.lane.Load() != nil { // inlined: most pairs have no lane
+		in.drainLane(p)
+	}
+}
+
+// drainLane is drain of a pair with a lane.
+func (in *inbox) drainLane(p *pair) {
 	l := p.lane.Load()
-	if l == nil || !l.ready() {
+	if !l.ready() {
 		return
 	}
 	if in.anyN.Load() == 0 {
@@ -416,19 +428,14 @@ func (c laneCond) spinning(on bool) {
 	}
 }
 
-// pollLane is pollYields for a receive or probe r queued on a pair whose
-// sender is in this process: while it spins, it polls the pair's lane,
-// so that the sender may use it. laned is false when r has no lane.
+// pollLane is pollYields for a receive or probe r queued on a pair with
+// a lane: while it spins, it polls the lane, so that the sender may use
+// it. laned is false when r is not a receive or a probe.
 func (r *Request) pollLane(mark bool, yields int) (ok, laned bool) {
-	p := r.pr
-	if p == nil || r.kind == KindSend || r.in == nil {
+	if r.kind == KindSend || r.in == nil {
 		return false, false
 	}
-	l := p.lane.Load()
-	if l == nil {
-		return false, false
-	}
-	return pollFor(r.ep, laneCond{r, l}, mark, yields), true
+	return pollFor(r.ep, laneCond{r, r.pr.lane.Load()}, mark, yields), true
 }
 
 // progress drains the lane of r's pair, for a test of r (Test, Ready)

@@ -190,8 +190,10 @@ func (r *Request) poll(mark bool) bool { return r.pollYields(mark, r.ep.w.yields
 // pollYields is poll with yields yields (a collective's gate yields even
 // where ranks outnumber Ps).
 func (r *Request) pollYields(mark bool, yields int) bool {
-	if ok, laned := r.pollLane(mark, yields); laned {
-		return ok
+	if p := r.pr; p != nil && p.lane.Load() != nil {
+		if ok, laned := r.pollLane(mark, yields); laned {
+			return ok
+		}
 	}
 	return pollFor(r.ep, reqCond{r}, mark, yields)
 }
