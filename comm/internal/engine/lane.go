@@ -378,8 +378,7 @@ func (in *inbox) laneOf(p *pair) *lane {
 	if l := p.lane.Load(); l != nil {
 		return l
 	}
-	w := in.ep.w
-	if len(w.eps) > laneRanks || !w.isLocal(p.src) {
+	if w := in.ep.w; !w.lanes || !w.isLocal(p.src) {
 		return nil
 	}
 	in.anyMu.Lock()

@@ -83,7 +83,7 @@ type pair struct {
 	probes  []*Request
 	claimed []*msg               // taken by a matched probe, awaiting their receive (claim.go)
 	src     int                  // sender's world rank
-	lane    atomic.Pointer[lane] // small messages while the receiver polls (lane.go); nil until then
+	lane    atomic.Pointer[lane] // small messages while the receiver is active (lane.go); nil until then
 }
 
 // msg is a message that arrived before its receive: an eager copy in a
@@ -299,7 +299,7 @@ func (in *inbox) post(r *Request) (*msg, error) {
 		window := p.posted.len() > 0
 		p.posted.push(r)
 		p.mu.Unlock()
-		if window {
+		if window && in.ep.w.lanes {
 			in.arm(p) // lane.go
 		}
 		return nil, nil

@@ -23,6 +23,7 @@ type World struct {
 	eagerBuffer int64             // per pair (protocol.go)
 	yields      int               // see pollYields
 	running     []running         // each rank's running mark (spin.go); nil: never spin
+	lanes       bool              // pairs of local ranks may get lanes (lane.go): at most laneRanks ranks, two or more here
 	dev         device.Device     // nil when every rank is local
 	progress    device.Progressor // dev, when waiting ranks drive its progress
 	now         device.Immediate  // dev, when it can send a message at once (sendRemote)
@@ -173,6 +174,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		w.yields = pollYields
 		w.running = make([]running, n)
 	}
+	w.lanes = n <= laneRanks && (local == nil || len(cfg.Local) > 1)
 	if p, ok := cfg.Device.(device.Progressor); ok {
 		w.progress = p
 	}
