@@ -407,7 +407,11 @@ func TestSignalReport(t *testing.T) {
 						time.Sleep(10 * time.Millisecond)
 					}
 				}
-				time.Sleep(100 * time.Millisecond) // from the print to the park
+				// From the print to the park: the receive drives the
+				// device's progress for a while first, and under the load of
+				// a whole -race run 100 ms was once too short (a rank still
+				// "running" when the signal came).
+				time.Sleep(500 * time.Millisecond)
 				for _, p := range procs {
 					p.Signal(sig)
 				}
