@@ -32,13 +32,15 @@ import (
 //   - The consumer of a lane is whoever holds the pair's lock: drainLocked
 //     matches each of its messages as an arrival (matchLocked: into the
 //     oldest posted receive that accepts it, or a queued eager copy), in
-//     the lane's order. Every path that matches on the pair drains its
-//     lane first (drain, before it takes the locks: the sender's other
-//     protocols, a post, a probe, a cancel; a receive or probe naming
-//     AnySource drains every lane of the inbox), and so do the tests of a
-//     request (Test, Ready). So MPI's order per pair holds across the lane
-//     and the other protocols: a message the lane holds was sent before
-//     any the same goroutine sends after it.
+//     the lane's order. Whatever adds to the pair's unexpected queue
+//     drains its lane first (the sender's other protocols, in arrive), so
+//     a lane's messages are always newer than every message queued there,
+//     and MPI's order per pair holds across the lane and the other
+//     protocols. A post therefore need not drain (a message it finds
+//     queued is the oldest it accepts; the lane's meet it posted, straight
+//     into its buffer), while a probe, a cancel and the tests of a request
+//     (Test, Ready) do, and a receive or probe naming AnySource drains
+//     every lane of the inbox, in arrival order (drainAll).
 //   - A lane never keeps a message from a receiver that waits for it
 //     without calling the engine again:
 //     a sender that wrote a message reads active again, and drains the
@@ -392,8 +394,8 @@ func (in *inbox) laneOf(p *pair) *lane {
 		ps = append(ps, *old...)
 	}
 	ps = append(ps, p)
+	p.lane.Store(l) // first: a pair in lanes has its lane
 	in.lanes.Store(&ps)
-	p.lane.Store(l)
 	return l
 }
 

@@ -283,7 +283,11 @@ func (in *inbox) matchLocked(p *pair, m *msg, s *Request, withAny bool) (*Reques
 func (in *inbox) post(r *Request) (*msg, error) {
 	if r.peer != AnySource {
 		p := in.pairOf(r.peer)
-		in.drain(p)
+		// No drain of p's lane first (lane.go): whatever its lane holds
+		// arrived after everything in p.unexp, so a message found there
+		// is the oldest r accepts, and the lane's messages meet r, posted,
+		// when they are drained (straight into its buffer, while a drain
+		// now would queue them as unexpected copies).
 		p.mu.Lock()
 		if err := in.ep.w.failure(); err != nil {
 			p.mu.Unlock()
