@@ -46,7 +46,7 @@ func (r *Request) Test() (Status, bool, error) {
 
 // Done returns a channel that is closed when the request completes, for use
 // in a select statement. Call Wait or Test afterwards for the result.
-func (r *Request) Done() <-chan struct{} { return r.e().Done() }
+func (r *Request) Done() <-chan struct{} { return r.e().UserDone() }
 
 // Cancel cancels a receive that has not matched a message yet; Wait then
 // returns an error wrapping [ErrCanceled]. Cancelling a receive that already

@@ -306,12 +306,20 @@ func (r *Request) Test() (Status, bool, error) {
 	return st, true, err
 }
 
-// Done returns a channel that is closed when the request completes, for use
-// in a select statement. Call Wait or Test afterwards for the result.
-func (r *Request) Done() <-chan struct{} {
+// UserDone is Done for the rank's own code, which may wait on the
+// channel outside the engine: the rank's lanes are never armed from then
+// on (lane.go). The engine's own waits on Done (a collective's gate,
+// WaitContext) go through blockIn or park instead.
+func (r *Request) UserDone() <-chan struct{} {
 	if r.ep != nil {
 		r.ep.watched()
 	}
+	return r.Done()
+}
+
+// Done returns a channel that is closed when the request completes, for use
+// in a select statement. Call Wait or Test afterwards for the result.
+func (r *Request) Done() <-chan struct{} {
 	w := r.watchers()
 	w.mu.Lock()
 	defer w.mu.Unlock()
