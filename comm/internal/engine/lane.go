@@ -94,8 +94,8 @@ type lane struct {
 	laned uint64        // messages drained, for tests (Endpoint.Laned)
 	_     [cacheLine - 16]byte
 
-	// active counts the goroutines of the receiving rank polling the pair
-	// (Request.pollLane), plus armBit while the pair is armed.
+	// active counts the goroutines of the receiving rank spinning on the
+	// pair (laneCond.spinning), plus armBit while the pair is armed.
 	active atomic.Int32
 	_      [cacheLine - 4]byte
 
@@ -126,7 +126,7 @@ const (
 	// armBit is active's bit for an armed lane.
 	armBit = 1 << 24
 	// laneRanks is the largest world whose pairs get lanes: at most
-	// laneRanks² lanes of 4 KiB, for pairs whose receivers poll.
+	// laneRanks² lanes of 4 KiB, for pairs whose receivers are active.
 	laneRanks = 64
 )
 
