@@ -178,8 +178,14 @@ type (
 	readyRec waitRec
 )
 
-func (r *readyReq) Ready() bool { return (*Request)(r).done() }
-func (r *readyRec) Ready() bool { return (*waitRec)(r).done() }
+func (r *readyReq) Ready() bool { return (*Request)(r).Ready() } // Ready drains r's lane (lane.go): a local peer's message may wait there
+func (r *readyRec) Ready() bool {
+	w := (*waitRec)(r)
+	if !w.done() {
+		w.each((*Request).progress) // as readyReq's
+	}
+	return w.done()
+}
 
 // drive lets the world's device make progress for r before the rank
 // parks, and reports whether r is done.
