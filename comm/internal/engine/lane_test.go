@@ -106,3 +106,63 @@ func TestLaneRecordsWrap(t *testing.T) {
 		t.Fatalf("laned %d, want %d", l.laned, v)
 	}
 }
+
+// Arming: a second receive posted on a pair arms its lane; a park (here
+// its disarm) disarms it; the engine's own Done channels (a collective's
+// gate sleeps on one, registered as parked) leave arming alone, while a
+// user's Done turns it off for the rank.
+func TestLaneArming(t *testing.T) {
+	w, err := NewWorld(2, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ep := w.Endpoint(1)
+	p := ep.inbox.pairOf(0)
+	post := func(tag int) *Request {
+		t.Helper()
+		r := ep.NewRequest(KindRecv, false, 1, nil)
+		r.SetRecv(Byte, make([]byte, 8), false)
+		if err := r.StartRecv(0, 0, tag, false); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	armed := func() bool {
+		l := p.lane.Load()
+		return l != nil && l.active.Load()&armBit != 0
+	}
+	a := post(1)
+	if armed() {
+		t.Fatal("one receive armed the lane")
+	}
+	b := post(2)
+	if !armed() {
+		t.Fatal("a second receive on the pair did not arm its lane")
+	}
+	_ = a.Done() // as a gate's sleep does
+	if !armed() || ep.noArm.Load() {
+		t.Fatal("the engine's own Done turned arming off")
+	}
+	ep.inbox.disarm() // as a park does
+	if armed() {
+		t.Fatal("disarm left the lane armed")
+	}
+	c := post(3)
+	if !armed() {
+		t.Fatal("a receive posted beside others did not arm the lane again")
+	}
+	_ = b.UserDone() // a user's select on it may wait outside mpgo
+	if armed() || !ep.noArm.Load() {
+		t.Fatal("a user's Done left the lane armed")
+	}
+	d := post(4)
+	if armed() {
+		t.Fatal("a rank whose user asked for a Done channel armed a lane")
+	}
+	for _, r := range []*Request{a, b, c, d} {
+		if err := r.Cancel(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
