@@ -166,3 +166,54 @@ func TestLaneArming(t *testing.T) {
 		}
 	}
 }
+
+// AnySource receives waiting while two lanes hold messages (a sender
+// that wrote before the receives raised anyN): a drain of one lane
+// drains both, merged in arrival order, so the older receive gets the
+// oldest message of either lane, not the next one of the lane drained.
+func TestLaneDrainMerged(t *testing.T) {
+	w, err := NewWorld(3, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ep := w.Endpoint(2)
+	in := &ep.inbox
+	pa, pb := in.pairOf(0), in.pairOf(1)
+	la, lb := in.laneOf(pa), in.laneOf(pb)
+	recv := func() *Request {
+		r := ep.NewRequest(KindRecv, false, 1, nil)
+		r.SetRecv(Byte, make([]byte, 8), false)
+		if err := r.StartRecv(AnySource, AnySource, 7, false); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r1, r2 := recv(), recv()
+	send := func(l *lane, src int, v uint64) {
+		r := &Request{kind: KindSend, ctx: 1, tag: 7, src: src, typ: Byte}
+		buf := make([]byte, 8)
+		binary.LittleEndian.PutUint64(buf, v)
+		if !l.put(in, r, buf) {
+			t.Fatal("lane full")
+		}
+	}
+	send(la, 0, 1) // arrival order: 1 (from 0), 2 (from 1), 3 (from 0)
+	send(lb, 1, 2)
+	send(la, 0, 3)
+	in.drain(pa)
+	for i, r := range []*Request{r1, r2} {
+		if !r.done() {
+			t.Fatalf("receive %d not matched", i+1)
+		}
+		if got := binary.LittleEndian.Uint64(r.buf); got != uint64(i+1) {
+			t.Fatalf("receive %d got message %d, want %d", i+1, got, i+1)
+		}
+	}
+	if lb.ready() {
+		t.Fatal("the other lane was not drained")
+	}
+	if pa.unexp.len() != 1 {
+		t.Fatalf("%d messages queued from rank 0, want 1 (message 3)", pa.unexp.len())
+	}
+}
