@@ -374,8 +374,9 @@ func finishTakes(later []laneTake) {
 	}
 }
 
-// laneOf returns the lane of p for its receiver to poll, creating it; nil
-// where lanes are not used (a large world, a sender in another process).
+// laneOf returns the lane of p, creating it (for a post that arms it);
+// nil where lanes are not used (a large world, a sender in another
+// process).
 func (in *inbox) laneOf(p *pair) *lane {
 	if l := p.lane.Load(); l != nil {
 		return l
@@ -429,21 +430,21 @@ func (c laneCond) spinning(on bool) {
 	}
 }
 
-// pollLane is pollYields for a receive or probe r queued on a pair with
-// a lane: while it spins, it polls the lane, so that the sender may use
-// it. laned is false when r is not a receive or a probe.
-func (r *Request) pollLane(mark bool, yields int) (ok, laned bool) {
-	if r.kind == KindSend || r.in == nil {
-		return false, false
+// lane returns the lane that may hold the message r waits for: its
+// pair's, for a receive or a probe queued on a pair with one; nil
+// otherwise (a send's pair, a rendezvous's, is its receiver's).
+func (r *Request) lane() *lane {
+	if p := r.pr; p != nil && r.kind != KindSend && r.in != nil {
+		return p.lane.Load()
 	}
-	return pollFor(r.ep, laneCond{r, r.pr.lane.Load()}, mark, yields), true
+	return nil
 }
 
 // progress drains the lane of r's pair, for a test of r (Test, Ready)
 // that found it not done: the lane may hold its message.
 func (r *Request) progress() {
-	if p := r.pr; p != nil && r.kind != KindSend && r.in != nil {
-		r.in.drain(p)
+	if r.lane() != nil {
+		r.in.drain(r.pr)
 	}
 }
 

@@ -190,10 +190,8 @@ func (r *Request) poll(mark bool) bool { return r.pollYields(mark, r.ep.w.yields
 // pollYields is poll with yields yields (a collective's gate yields even
 // where ranks outnumber Ps).
 func (r *Request) pollYields(mark bool, yields int) bool {
-	if p := r.pr; p != nil && p.lane.Load() != nil {
-		if ok, laned := r.pollLane(mark, yields); laned {
-			return ok
-		}
+	if l := r.lane(); l != nil { // while it spins, it polls the lane, so that the sender may use it
+		return pollFor(r.ep, laneCond{r, l}, mark, yields)
 	}
 	return pollFor(r.ep, reqCond{r}, mark, yields)
 }
