@@ -198,6 +198,21 @@ func TestLaneWildcardOldestArrival(t *testing.T) {
 	})
 }
 
+// sendAfterGo is rank 0's side of a test where rank 1 posts its
+// receives, then says go (tag 99): n messages of 8 bytes, message i
+// holding i, with tag(i).
+func sendAfterGo(w *comm.Comm, n int, tag func(i int) int) error {
+	if _, err := w.Recv(nil, comm.Byte, 1, 99); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if err := w.Send(payload(8, uint64(i)), comm.Byte, 1, tag(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // A rank that armed a lane and then waits in ways that do not poll it —
 // on a Done channel, in a receive parked by another goroutine of the
 // rank — still gets its messages.
@@ -205,15 +220,7 @@ func TestLaneWaitsThatDoNotPoll(t *testing.T) {
 	t.Run("done", func(t *testing.T) {
 		run(t, 2, func(w *comm.Comm) error {
 			if w.Rank() == 0 {
-				if _, err := w.Recv(nil, comm.Byte, 1, 99); err != nil {
-					return err
-				}
-				for i := 0; i < 4; i++ {
-					if err := w.Send(payload(8, uint64(i)), comm.Byte, 1, 0); err != nil {
-						return err
-					}
-				}
-				return nil
+				return sendAfterGo(w, 4, func(int) int { return 0 })
 			}
 			reqs := make([]*comm.Request, 4)
 			for i := range reqs {
@@ -239,15 +246,7 @@ func TestLaneWaitsThatDoNotPoll(t *testing.T) {
 	t.Run("parked", func(t *testing.T) {
 		run(t, 2, func(w *comm.Comm) error {
 			if w.Rank() == 0 {
-				if _, err := w.Recv(nil, comm.Byte, 1, 99); err != nil {
-					return err
-				}
-				for i := 0; i < 3; i++ {
-					if err := w.Send(payload(8, uint64(i)), comm.Byte, 1, i); err != nil {
-						return err
-					}
-				}
-				return nil
+				return sendAfterGo(w, 3, func(i int) int { return i })
 			}
 			// One goroutine of rank 1 waits for tag 0; the other posts a
 			// window on the same pair (tags 1 and 2) and then blocks
@@ -432,13 +431,8 @@ func TestLaneAbort(t *testing.T) {
 	boom := errors.New("boom")
 	err := mpgo.Run(2, func(w *comm.Comm) error {
 		if w.Rank() == 0 {
-			if _, err := w.Recv(nil, comm.Byte, 1, 99); err != nil {
+			if err := sendAfterGo(w, 3, func(int) int { return 0 }); err != nil {
 				return err
-			}
-			for i := 0; i < 3; i++ {
-				if err := w.Send(payload(8, uint64(i)), comm.Byte, 1, 0); err != nil {
-					return err
-				}
 			}
 			return boom
 		}

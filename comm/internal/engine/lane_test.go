@@ -5,15 +5,34 @@ import (
 	"testing"
 )
 
-// laneWorld returns a world of two ranks and the lane of messages from
-// rank 0 to rank 1, with rank 1's inbox.
-func laneWorld(t *testing.T) (*inbox, *pair, *lane) {
+// newWorld returns a world of n ranks, closed when the test ends.
+func newWorld(t *testing.T, n int) *World {
 	t.Helper()
-	w, err := NewWorld(2, Config{})
+	w, err := NewWorld(n, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
+	return w
+}
+
+// postRecv posts a receive of 8 bytes at ep from world rank src (or
+// AnySource) with tag, on context 1.
+func postRecv(t *testing.T, ep *Endpoint, src, tag int) *Request {
+	t.Helper()
+	r := ep.NewRequest(KindRecv, false, 1, nil)
+	r.SetRecv(Byte, make([]byte, 8), false)
+	if err := r.StartRecv(src, src, tag, false); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// laneWorld returns a world of two ranks and the lane of messages from
+// rank 0 to rank 1, with rank 1's inbox.
+func laneWorld(t *testing.T) (*inbox, *pair, *lane) {
+	t.Helper()
+	w := newWorld(t, 2)
 	in := &w.eps[1].inbox
 	p := in.pairOf(0)
 	l := in.laneOf(p)
@@ -112,22 +131,9 @@ func TestLaneRecordsWrap(t *testing.T) {
 // gate sleeps on one, registered as parked) leave arming alone, while a
 // user's Done turns it off for the rank.
 func TestLaneArming(t *testing.T) {
-	w, err := NewWorld(2, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ep := w.Endpoint(1)
+	ep := newWorld(t, 2).Endpoint(1)
 	p := ep.inbox.pairOf(0)
-	post := func(tag int) *Request {
-		t.Helper()
-		r := ep.NewRequest(KindRecv, false, 1, nil)
-		r.SetRecv(Byte, make([]byte, 8), false)
-		if err := r.StartRecv(0, 0, tag, false); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	post := func(tag int) *Request { return postRecv(t, ep, 0, tag) }
 	armed := func() bool {
 		l := p.lane.Load()
 		return l != nil && l.active.Load()&armBit != 0
@@ -172,35 +178,14 @@ func TestLaneArming(t *testing.T) {
 // drains both, merged in arrival order, so the older receive gets the
 // oldest message of either lane, not the next one of the lane drained.
 func TestLaneDrainMerged(t *testing.T) {
-	w, err := NewWorld(3, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ep := w.Endpoint(2)
+	ep := newWorld(t, 3).Endpoint(2)
 	in := &ep.inbox
 	pa, pb := in.pairOf(0), in.pairOf(1)
 	la, lb := in.laneOf(pa), in.laneOf(pb)
-	recv := func() *Request {
-		r := ep.NewRequest(KindRecv, false, 1, nil)
-		r.SetRecv(Byte, make([]byte, 8), false)
-		if err := r.StartRecv(AnySource, AnySource, 7, false); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	r1, r2 := recv(), recv()
-	send := func(l *lane, src int, v uint64) {
-		r := &Request{kind: KindSend, ctx: 1, tag: 7, src: src, typ: Byte}
-		buf := make([]byte, 8)
-		binary.LittleEndian.PutUint64(buf, v)
-		if !l.put(in, r, buf) {
-			t.Fatal("lane full")
-		}
-	}
-	send(la, 0, 1) // arrival order: 1 (from 0), 2 (from 1), 3 (from 0)
-	send(lb, 1, 2)
-	send(la, 0, 3)
+	r1, r2 := postRecv(t, ep, AnySource, 7), postRecv(t, ep, AnySource, 7)
+	laneSend(t, in, la, 7, 8, 1) // arrival order: 1 (from 0), 2 (from 1), 3 (from 0)
+	laneSend(t, in, lb, 7, 8, 2)
+	laneSend(t, in, la, 7, 8, 3)
 	in.drain(pa)
 	for i, r := range []*Request{r1, r2} {
 		if !r.done() {
