@@ -17,8 +17,9 @@ import "github.com/mpgo/mpgo/comm/device"
 // states up to here: likely because a line the consumer wrote goes back
 // to the producer in one transfer, where one it only read had to be
 // taken back from a sharer (8 KiB one way: 1.25-1.32 -> 0.77-0.81 us in
-// the fast state, 4.9 -> 2.1 in the slow one, MPICH 1.30 / 4.6). Ping-pong one way, 5 and 3 alternated runs, fast / slow
-// state, through the ring / read / MPICH 4.0.2: 16 KiB 3.9 / 4.2 / 4.4
+// the fast state, 4.9 -> 2.1 in the slow one, MPICH 1.30 / 4.6).
+// Ping-pong one way, 5 and 3 alternated runs, fast / slow state,
+// through the ring / read / MPICH 4.0.2: 16 KiB 3.9 / 4.2 / 4.4
 // and 3.6-4.0 / 4.0-4.2 / 4.3-4.4 us; 32 KiB (read by default) 5.8 /
 // 5.1 / 5.7 and 5.5-6.1 / 5.2-5.3 / 5.6-6.5. osu_bw at 16 KiB 9.5-17.2
 // / 4.7-5.0 / 4.6-4.8 and 9.7-10.7 / 4.9 / 4.7-4.8 GB/s.
