@@ -208,6 +208,35 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, poo
 	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
 		return nil, err
 	}
+	return c.postNewSend(buf, t, dst, tag, mode, pooled, async)
+}
+
+// startSendNow is startSend of a Send or an Isend (async): a
+// standard-mode send that can complete inside the call does, with no
+// request (engine.SendEager), and returns a nil one. An Isend of a world
+// that records its polls takes a request (see release).
+func (c *Comm) startSendNow(buf []byte, t Type, dst, tag int, mode engine.Mode, async bool) (*engine.Request, error) {
+	if dst == ProcNull {
+		return c.procNull(engine.KindSend, t, tag, true)
+	}
+	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
+		return nil, err
+	}
+	if mode == engine.ModeStandard && (!async || c.ct == nil) {
+		sent, err := c.ep.SendEager(c.ctx, c.rank, c.worldOf(dst), tag, engine.Type(t), buf)
+		if err != nil {
+			return nil, fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
+		}
+		if sent {
+			return nil, nil
+		}
+	}
+	return c.postNewSend(buf, t, dst, tag, mode, true, async)
+}
+
+// postNewSend starts a send whose arguments were checked, on a new
+// request.
+func (c *Comm) postNewSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled, async bool) (*engine.Request, error) {
 	r := c.newReq(engine.KindSend, pooled)
 	r.SetSend(mode, engine.Type(t), buf)
 	if async {
@@ -261,8 +290,8 @@ func (c *Comm) postRecv(r *engine.Request, src, tag int, pooled bool) (*engine.R
 }
 
 func (c *Comm) send(buf []byte, t Type, dst, tag int, mode engine.Mode) error {
-	r, err := c.startSend(buf, t, dst, tag, mode, true, false)
-	if err != nil {
+	r, err := c.startSendNow(buf, t, dst, tag, mode, false)
+	if err != nil || r == nil { // nil: sent already
 		return err
 	}
 	_, _, err = c.finish(r)
@@ -308,9 +337,12 @@ func (c *Comm) IsendOwned(buf []byte, t Type, dst, tag int) (*Request, error) {
 // completed at once goes back to the pool and the caller gets the shared
 // completedSend; one still in flight becomes the caller's.
 func (c *Comm) isend(buf []byte, t Type, dst, tag int, mode engine.Mode) (*Request, error) {
-	r, err := c.startSend(buf, t, dst, tag, mode, true, true)
-	if err != nil {
+	r, err := c.startSendNow(buf, t, dst, tag, mode, true)
+	switch {
+	case err != nil:
 		return nil, err
+	case r == nil: // sent already
+		return user(engine.CompletedSend()), nil
 	}
 	return c.release(r), nil
 }

@@ -51,6 +51,21 @@ func (r *Request) SetRecvInto(t Type, k Sink) { r.typ, r.sink = t, k }
 // SetRecvBuf makes receive r deliver a *buffer.Buf (RecvBuf).
 func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.asBuf = t, true, true }
 
+// SendEager sends buf, a standard-mode message of type t, from src (the
+// sender's rank in its communicator) to world rank peer with tag on
+// context ctx, with no request, when the send can complete inside the
+// call; it then reports true (and an error, wrapped by the caller, when
+// the send failed). Otherwise it sends nothing and reports false, and the
+// caller sends through a request. A blocking Send of a small message, and
+// an Isend that would return the completed send, need none.
+func (ep *Endpoint) SendEager(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
+	return ep.sendEager(ctx, src, peer, tag, t, buf)
+}
+
+// CompletedSend returns the request Isend returns for a send that
+// completed before it returned.
+func CompletedSend() *Request { return completedSend }
+
 // StartSend addresses send r from src (the sender's rank in its
 // communicator) to the communicator's rank to, world rank peer, with tag,
 // and starts it. If it cannot start, a pooled r goes back to the pool and

@@ -159,10 +159,11 @@ func (l *lane) write(i uint64, buf []byte) {
 	}
 }
 
-// put writes a message of r (its envelope, buf its payload) into l, the
+// put writes message m (its envelope and payload, m.data) into l, the
 // lane of a pair of in, and reports whether it did: false when l has no
 // room.
-func (l *lane) put(in *inbox, r *Request, buf []byte) bool {
+func (l *lane) put(in *inbox, m *msg) bool {
+	buf := m.data
 	k := cellsFor(len(buf))
 	l.mu.Lock()
 	h := l.head
@@ -185,7 +186,7 @@ func (l *lane) put(in *inbox, r *Request, buf []byte) bool {
 		h, i = h+pad, 0
 	}
 	c := &l.cells[i]
-	c.ctx, c.tag, c.src, c.n, c.typ, c.skip = r.ctx, int64(r.tag), int32(r.src), uint16(len(buf)), r.typ, false
+	c.ctx, c.tag, c.src, c.n, c.typ, c.skip = m.ctx, int64(m.tag), int32(m.src), uint16(len(buf)), m.typ, false
 	c.seq = in.seq.Add(1) // it arrives now, for AnySource's order across pairs; under l.mu: in the lane's order
 	l.write(i, buf)
 	c.stamp.Store(h + 1)
@@ -200,27 +201,25 @@ func (l *lane) ready() bool {
 	return l.cells[t%laneCells].stamp.Load() == t+1
 }
 
-// sendLane hands send r to its receiver's lane p.lane when it may (see
-// above) and reports whether it did; r is complete then.
-func (ep *Endpoint) sendLane(r *Request, in *inbox, p *pair, now int64) bool {
-	return p.lane.Load() != nil && ep.sendLaned(r, in, p, now) // inlined: most pairs have no lane
+// sendLane hands m, a standard-mode eager message from this rank, to its
+// receiver's lane p.lane when it may (see above) and reports whether it
+// did: the send is complete then.
+func (ep *Endpoint) sendLane(in *inbox, p *pair, m *msg) bool {
+	return p.lane.Load() != nil && ep.sendLaned(in, p, m) // inlined: most pairs have no lane
 }
 
 // sendLaned is sendLane on a pair with a lane.
-func (ep *Endpoint) sendLaned(r *Request, in *inbox, p *pair, now int64) bool {
+func (ep *Endpoint) sendLaned(in *inbox, p *pair, m *msg) bool {
 	l := p.lane.Load()
-	if l.active.Load() == 0 || r.mode != ModeStandard || r.from != nil ||
-		len(r.buf) > laneMax || len(r.buf) >= ep.w.eagerLimit || ep.w.state.Load() != stateRunning ||
-		in.anyN.Load() != 0 {
+	if l.active.Load() == 0 || len(m.data) > laneMax || ep.w.state.Load() != stateRunning || in.anyN.Load() != 0 {
 		return false
 	}
-	if !l.put(in, r, r.buf) {
+	if !l.put(in, m) {
 		return false
 	}
 	if l.active.Load() == 0 { // the receiver left before it could see the message
 		in.drain(p)
 	}
-	r.settleAt(Status{}, nil, now)
 	return true
 }
 

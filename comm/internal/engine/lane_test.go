@@ -46,12 +46,11 @@ func laneWorld(t *testing.T) (*inbox, *pair, *lane) {
 // into l, as rank 0's send would.
 func laneSend(t *testing.T, in *inbox, l *lane, tag, n int, v uint64) {
 	t.Helper()
-	r := &Request{kind: KindSend, ctx: 1, tag: tag, typ: Byte}
 	buf := make([]byte, n)
 	if n >= 8 {
 		binary.LittleEndian.PutUint64(buf, v)
 	}
-	if !l.put(in, r, buf) {
+	if !l.put(in, &msg{ctx: 1, tag: tag, typ: Byte, data: buf}) {
 		t.Fatalf("lane full at a message of %d bytes", n)
 	}
 }
@@ -68,10 +67,9 @@ func TestLaneStampsCleared(t *testing.T) {
 	// (payload offset cacheLine-laneInline-... : the first word of cell 1)
 	// is the stamp of position laneCells+1.
 	n := laneInline + cacheLine
-	r := &Request{kind: KindSend, ctx: 1, tag: 7, typ: Byte}
 	buf := make([]byte, n)
 	binary.LittleEndian.PutUint64(buf[laneInline:], laneCells+1+1)
-	if !l.put(in, r, buf) {
+	if !l.put(in, &msg{ctx: 1, tag: 7, typ: Byte, data: buf}) {
 		t.Fatal("lane full")
 	}
 	in.drain(p)

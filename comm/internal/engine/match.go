@@ -242,6 +242,9 @@ func (in *inbox) matchLocked(p *pair, m *msg, s *Request, withAny bool) (*Reques
 	}
 	eager := m.sreq == nil && !m.owned && (m.local || m.remote == nil) // to be copied here
 	if eager && s != nil && p.unexp.bytes+int64(m.len())+msgCost > in.ep.w.eagerBuffer {
+		if s == eagerOnly {
+			return nil, errNoRoom // sendEager: the caller sends through a request
+		}
 		m.sreq, eager = s, false // no room: rendezvous
 	}
 	q := getMsg()

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -260,12 +261,13 @@ func (ep *Endpoint) startSend(r *Request) error {
 	}
 	in := &ep.w.eps[r.peer].inbox
 	p := in.pairOf(ep.rank)
-	if ep.sendLane(r, in, p, now) {
-		return nil
-	}
 	// The envelope lives on the stack; arrive copies it into a pooled msg
 	// only if it has to queue it.
 	m := msg{ctx: r.ctx, src: r.src, tag: r.tag, typ: r.typ, data: r.buf}
+	if r.mode == ModeStandard && r.from == nil && len(r.buf) < ep.w.eagerLimit && ep.sendLane(in, p, &m) {
+		r.settleAt(Status{}, nil, now)
+		return nil
+	}
 	switch {
 	case r.mode == ModeOwned:
 		m.owned, m.xbuf = true, r.att
@@ -292,6 +294,50 @@ func (ep *Endpoint) startSend(r *Request) error {
 	}
 	return nil
 }
+
+// sendEager sends buf, a standard-mode message (see SendEager), with no
+// request, when it can complete here: an eager message to a rank of this
+// process (into the pair's lane, into a receive already posted, or
+// copied to the unexpected queue), or one the device sends at once. It
+// reports false, having sent nothing, when the send needs a request: a
+// rendezvous, no room left for an unexpected copy (arrive would make it
+// a rendezvous), a device that must hold the payload, or a rank whose
+// timeline or counters take a request's stamp.
+func (ep *Endpoint) sendEager(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
+	w := ep.w
+	if ep.obs != nil || len(buf) >= w.eagerLimit {
+		return false, nil
+	}
+	if !w.isLocal(peer) {
+		return ep.sendEagerRemote(ctx, src, peer, tag, t, buf)
+	}
+	in := &w.eps[peer].inbox
+	p := in.pairOf(ep.rank)
+	m := msg{ctx: ctx, src: src, tag: tag, typ: t, data: buf}
+	if ep.sendLane(in, p, &m) {
+		return true, nil
+	}
+	rr, err := in.arrive(p, &m, eagerOnly)
+	switch {
+	case err == errNoRoom:
+		return false, nil
+	case err != nil:
+		return false, err
+	case rr != nil:
+		take(rr, &m, 0)
+	}
+	return true, nil
+}
+
+// eagerOnly is the send request sendEager gives arrive, which has none:
+// where arrive would turn the message into a rendezvous of that request
+// (no room for an unexpected copy), it queues nothing and fails with
+// errNoRoom instead.
+var eagerOnly = new(Request)
+
+// errNoRoom: an eager message without a request found no room in its
+// receiver's unexpected queue (never returned to a user).
+var errNoRoom = errors.New("no room for an unexpected message")
 
 // startRecv posts receive r on this rank's inbox.
 func (ep *Endpoint) startRecv(r *Request) error {

@@ -51,6 +51,22 @@ func (ep *Endpoint) sendRemote(r *Request) error {
 	return err
 }
 
+// sendEagerRemote is sendEager to a rank of another process: through
+// the device's SendNow, where it has one and sends at once.
+func (ep *Endpoint) sendEagerRemote(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
+	now := ep.w.now
+	if now == nil {
+		return false, nil
+	}
+	env := device.Envelope{Context: ctx, Source: src, Tag: tag, Len: len(buf)}
+	env.Type, env.Fingerprint = t.wire()
+	sent, err := now.SendNow(ep.rank, peer, env, buf)
+	if sent && err == nil {
+		ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
+	}
+	return sent, err
+}
+
 // Arrive implements [device.Engine]: m is matched against dst's posted
 // receives as a local message would be. A receive that matches at once
 // takes an eager message on the device's goroutine (PullArriving); a
