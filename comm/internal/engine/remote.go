@@ -85,7 +85,12 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 		return false, w.control(src, typ, env, m)
 	}
 	w.arrived.Add(1) // for the detector across processes (distdeadlock.go)
-	mm := msg{ctx: env.Context, src: env.Source, tag: env.Tag, typ: typ, fp: env.Fingerprint, remote: m, size: env.Len, rdv: env.Rendezvous}
+	// Field by field: a composite literal was built in a temporary and
+	// copied, 16 bytes at a time, out of the 8-byte stores that had just
+	// written it (a stall per load: store forwarding fails).
+	var mm msg
+	mm.ctx, mm.src, mm.tag, mm.typ, mm.fp = env.Context, env.Source, env.Tag, typ, env.Fingerprint
+	mm.remote, mm.size, mm.rdv = m, env.Len, env.Rendezvous
 	in := &w.eps[dst].inbox
 	rr, err := in.arrive(in.pairOf(src), &mm, nil)
 	switch {
