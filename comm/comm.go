@@ -213,8 +213,9 @@ func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, poo
 
 // startSendNow is startSend of a Send or an Isend (async): a
 // standard-mode send that can complete inside the call does, with no
-// request (engine.SendEager), and returns a nil one. An Isend of a world
-// that records its polls takes a request (see release).
+// request (engine.SendEager), and returns a nil one. A world that
+// observes its run (a timeline, counters, a record of its polls: c.ct)
+// takes a request for every send, which its records are made of.
 func (c *Comm) startSendNow(buf []byte, t Type, dst, tag int, mode engine.Mode, async bool) (*engine.Request, error) {
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, true)
@@ -222,7 +223,7 @@ func (c *Comm) startSendNow(buf []byte, t Type, dst, tag int, mode engine.Mode, 
 	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
 		return nil, err
 	}
-	if mode == engine.ModeStandard && (!async || c.ct == nil) {
+	if mode == engine.ModeStandard && c.ct == nil {
 		sent, err := c.ep.SendEager(c.ctx, c.rank, c.worldOf(dst), tag, engine.Type(t), buf)
 		if err != nil {
 			return nil, fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
