@@ -54,10 +54,11 @@ func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.asBuf = t, true, true }
 // SendEager sends buf, a standard-mode message of type t, from src (the
 // sender's rank in its communicator) to world rank peer with tag on
 // context ctx, with no request, when the send can complete inside the
-// call; it then reports true (and an error, wrapped by the caller, when
-// the send failed). Otherwise it sends nothing and reports false, and the
-// caller sends through a request. A blocking Send of a small message, and
-// an Isend that would return the completed send, need none.
+// call, and then reports true. Otherwise it sends nothing and reports
+// false, and the caller sends through a request; or it fails (an abort,
+// the device's error), with an error for the caller to wrap. A blocking
+// Send of a small message, and an Isend that would return the completed
+// send, need no request.
 func (ep *Endpoint) SendEager(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
 	return ep.sendEager(ctx, src, peer, tag, t, buf)
 }
