@@ -309,7 +309,7 @@ func (ep *Endpoint) sendEager(ctx uint64, src, peer, tag int, t Type, buf []byte
 		return false, nil
 	}
 	if !w.isLocal(peer) {
-		return ep.sendEagerRemote(ctx, src, peer, tag, t, buf)
+		return ep.sendNow(peer, wireEnvelope(ctx, src, tag, t, len(buf)), buf)
 	}
 	in := &w.eps[peer].inbox
 	p := in.pairOf(ep.rank)

@@ -25,22 +25,19 @@ func (w *World) isLocal(r int) bool { return w.local == nil || w.local[r] }
 // sendRemote hands send r to the device: through its SendNow where it
 // has one and sends r at once (r completes here), else through Send.
 func (ep *Endpoint) sendRemote(r *Request) error {
-	env := device.Envelope{Context: r.ctx, Source: r.src, Tag: r.tag, Len: len(r.buf), Sync: r.mode == ModeSync}
-	env.Type, env.Fingerprint = r.typ.wire()
-	if now := ep.w.now; now != nil {
-		sent, err := now.SendNow(ep.rank, r.peer, env, r.buf)
-		if err != nil {
-			return err
-		}
-		if sent {
-			ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
-			r.settleAt(Status{}, nil, 0)
-			return nil
-		}
+	env := wireEnvelope(r.ctx, r.src, r.tag, r.typ, len(r.buf))
+	env.Sync = r.mode == ModeSync
+	sent, err := ep.sendNow(r.peer, env, r.buf)
+	if err != nil {
+		return err
+	}
+	if sent {
+		r.settleAt(Status{}, nil, 0)
+		return nil
 	}
 	held := (r.remote.Load()>>1+1)<<1 | 1 // a new generation, held by the device
 	r.remote.Store(held)
-	err := ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) {
+	err = ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) {
 		if r.remote.CompareAndSwap(held, held&^1) { // else a deadlock completed r
 			r.complete(Status{}, err)
 		}
@@ -51,15 +48,22 @@ func (ep *Endpoint) sendRemote(r *Request) error {
 	return err
 }
 
-// sendEagerRemote is sendEager to a rank of another process: through
-// the device's SendNow, where it has one and sends at once.
-func (ep *Endpoint) sendEagerRemote(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
+// wireEnvelope is the envelope of a message of n bytes of type t from
+// src with tag on context ctx, as a device carries it.
+func wireEnvelope(ctx uint64, src, tag int, t Type, n int) device.Envelope {
+	env := device.Envelope{Context: ctx, Source: src, Tag: tag, Len: n}
+	env.Type, env.Fingerprint = t.wire()
+	return env
+}
+
+// sendNow sends a message to world rank peer, of another process,
+// through the device's SendNow, where it has one, and reports whether
+// the device sent it at once.
+func (ep *Endpoint) sendNow(peer int, env device.Envelope, buf []byte) (bool, error) {
 	now := ep.w.now
 	if now == nil {
 		return false, nil
 	}
-	env := device.Envelope{Context: ctx, Source: src, Tag: tag, Len: len(buf)}
-	env.Type, env.Fingerprint = t.wire()
 	sent, err := now.SendNow(ep.rank, peer, env, buf)
 	if sent && err == nil {
 		ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
