@@ -32,7 +32,7 @@ func collSizes(n int) []int {
 	if n > 8 {
 		return []int{8, 1 << 10, 64 << 10, 1 << 20}
 	}
-	return []int{8, 1 << 10, 64 << 10, 1 << 20, 16 << 20}
+	return []int{8, 1 << 10, 8 << 10, 64 << 10, 1 << 20, 16 << 20}
 }
 
 func sizeName(s int) string {

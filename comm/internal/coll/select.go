@@ -62,13 +62,23 @@ const (
 
 	// StageLimit is the largest input a shared-memory collective copies to
 	// its staging buffer, to end the call at its first gate; a broadcast,
-	// whose root alone copies, stages up to BcastStageLimit.
-	StageLimit      = 16 << 10
-	BcastStageLimit = 64 << 10
+	// whose root alone copies, stages up to BcastStageLimit. Staging is
+	// dearer than its one copy suggests: the staging buffer's lines were
+	// read by the other ranks in an earlier call, so each line the copy
+	// writes must first be taken back from their caches (on the 2-core
+	// dev VM, 64 KiB written over lines another core had read took 7.3 µs,
+	// against 1.6 µs to read them). Above these limits the inputs are read
+	// where they lie, behind a second gate: at 2 ranks a Bcast of 64 KiB
+	// took 2.0–2.7 µs so against 7–30 µs staged, an Allgather of 8 KiB
+	// 0.8–1.1 against 1.8–2.5 (typed benchmarks, alternated).
+	StageLimit      = 2 << 10
+	BcastStageLimit = 4 << 10
 	// ReplicateLimit bounds the bytes (input × ranks) a rank reduces on its
 	// own in a shared-memory reduction's replicated variant: beyond, the
-	// second gate of the direct variant costs less than the redundant work.
-	ReplicateLimit = 16 << 10
+	// second gate of the direct variant costs less than the redundant work
+	// and the staging (at 8 ranks on 2 cores, an Allreduce of 2 KiB took
+	// 5.4–6.0 µs direct against 8.6–9.9 replicated).
+	ReplicateLimit = 4 << 10
 	// CombineLimit is the longest input of a shared-memory reduction that
 	// may be combined (see Combined): one row of the table, a cache line.
 	CombineLimit = 64
