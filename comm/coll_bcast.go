@@ -41,7 +41,11 @@ func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 func (c *Comm) bcastShm(buf []byte, t Type, root int, local error) error {
 	sl := shmSlot{kind: kBcast, root: root, t: t, n: len(buf), b: buf, err: local}
 	if c.rank == root {
-		c.publish(&sl, buf, coll.Staged(coll.Bcast, len(buf), c.size))
+		staged := coll.Staged(coll.Bcast, len(buf), c.size)
+		if !c.ep.Spins() { // the world's ranks outnumber its Ps
+			staged = coll.StagedCrowded(coll.Bcast, len(buf), c.size)
+		}
+		c.publish(&sl, buf, staged)
 	}
 	x, err := c.shmStart("bcast", &sl)
 	if err != nil {

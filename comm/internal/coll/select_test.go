@@ -130,3 +130,18 @@ func TestSelectThresholds(t *testing.T) {
 		})
 	}
 }
+
+// TestStagedCrowded: where ranks outnumber the Ps, a broadcast stages up
+// to CrowdedBcastStageLimit; every other collective as Staged says.
+func TestStagedCrowded(t *testing.T) {
+	for _, n := range []int{0, BcastStageLimit, BcastStageLimit + 1, CrowdedBcastStageLimit, CrowdedBcastStageLimit + 1} {
+		if got, want := StagedCrowded(Bcast, n, 8), n <= CrowdedBcastStageLimit; got != want {
+			t.Errorf("StagedCrowded(Bcast, %d, 8) = %v, want %v", n, got, want)
+		}
+		for _, c := range []Collective{Gather, Scatter, Allgather, Alltoall, Reduce, Allreduce, Scan, ReduceScatter} {
+			if got, want := StagedCrowded(c, n, 8), Staged(c, n, 8); got != want {
+				t.Errorf("StagedCrowded(%v, %d, 8) = %v, Staged says %v", c, n, got, want)
+			}
+		}
+	}
+}
