@@ -3,7 +3,6 @@ package typed
 import (
 	"fmt"
 	"reflect"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/mpgo/mpgo/comm"
@@ -45,20 +44,6 @@ type Comm[T any] struct {
 	c    *comm.Comm
 	t    comm.Type
 	size int // bytes per element
-
-	// The reduction operators last turned into comm.Ops, so that calls
-	// with the same few Ops (the usual case: typed.Sum[float64], a Max)
-	// allocate no closure. Entries are replaced whole, atomically: two
-	// goroutines that call collectives at once (which comm refuses with
-	// ErrConcurrent, after this lookup) never see half an entry.
-	ops  [4]atomic.Pointer[cachedOp[T]]
-	next atomic.Uint32 // entries replaced so far: the next to replace, modulo len(ops)
-}
-
-// cachedOp is an Op and the comm.Op made of it.
-type cachedOp[T any] struct {
-	op Op[T] // keeps the func value alive, so its word is not reused
-	b  comm.Op
 }
 
 // Of returns the typed view of c for elements of type T. It panics when T
