@@ -482,3 +482,41 @@ func TestCollectiveAllocations(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The comm.Ops made of Ops are cached once per process, by the Op's func
+// value: many distinct closures (of two element types, on communicators
+// of two runs at once), which share and replace the cache's entries,
+// each reduce with themselves.
+func TestCollectiveOpCacheShared(t *testing.T) {
+	run := func(seed int) error {
+		return mpgo.Run(3, func(w *comm.Comm) error {
+			ci, cf := typed.Of[int](w), typed.Of[float64](w)
+			ri, rf := make([]int, 1), make([]float64, 1)
+			for k := range 300 {
+				m := seed + k // captured: a func value of its own each round
+				if err := ci.Allreduce([]int{w.Rank() + 1}, ri, func(inout, in []int) { inout[0] = inout[0]*m + in[0] }); err != nil {
+					return err
+				}
+				if want := (1*m+2)*m + 3; ri[0] != want {
+					return fmt.Errorf("int op %d: %d, want %d", m, ri[0], want)
+				}
+				if err := cf.Allreduce([]float64{1}, rf, func(inout, in []float64) { inout[0] += in[0] * float64(m) }); err != nil {
+					return err
+				}
+				if want := 1 + 2*float64(m); rf[0] != want {
+					return fmt.Errorf("float op %d: %v, want %v", m, rf[0], want)
+				}
+			}
+			return nil
+		})
+	}
+	errs := make(chan error, 2)
+	for _, seed := range []int{2, 1000} {
+		go func() { errs <- run(seed) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
