@@ -76,7 +76,9 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 }
 
 // Iallreduce starts an allreduce (see [Comm.Allreduce]) with recursive
-// doubling or, for long vectors, Rabenseifner's algorithm.
+// doubling or, for long vectors, Rabenseifner's algorithm; where every
+// member runs in this process, a vector of 64 KiB or more is reduced in
+// place in the members' buffers (shared memory), as Allreduce does.
 func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	const what = "iallreduce"
 	if err := c.beginReduce(what, t, op); err != nil {
@@ -90,15 +92,26 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
-	alg := c.pick(coll.Allreduce, coll.NonBlocking, len(send))
+	var alg coll.Algorithm
+	if c.nbShared(coll.Allreduce, len(send)) {
+		alg = coll.SharedMemory // coll_nonblocking_shm.go
+		if c.ct != nil {
+			c.ct.picked(alg, len(send))
+		}
+	} else {
+		alg = c.pick(coll.Allreduce, coll.NonBlocking, len(send))
+	}
 	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, func(x *collCall) {
-		if c.size == 1 {
+		switch {
+		case c.size == 1:
 			if x.OK() && !same(send, recv) {
 				copy(recv, send)
 			}
-			return
+		case alg == coll.SharedMemory:
+			x.allreduceShared(send, recv, op)
+		default:
+			x.Allreduce(send, recv, alg)
 		}
-		x.Allreduce(send, recv, alg)
 	})
 }
 

@@ -169,6 +169,42 @@ func BenchmarkCollAllreduce(b *testing.B) {
 	}
 }
 
+// BenchmarkCollIallreduce: Iallreduce started and waited for at once
+// (osu_iallreduce's pure time) beside the blocking Allreduce of the same
+// vector, float64 Sum, on goroutine ranks; from 64 KiB on, both read the
+// members' buffers in place (shared memory).
+func BenchmarkCollIallreduce(b *testing.B) {
+	for _, n := range []int{2, 4, 8} {
+		for _, size := range []int{8, 64 << 10, 1 << 20} {
+			count := size / 8
+			for _, nb := range []bool{true, false} {
+				name := "Allreduce"
+				if nb {
+					name = "Iallreduce"
+				}
+				b.Run(fmt.Sprintf("n=%d/%s/%s", n, sizeName(size), name), func(b *testing.B) {
+					type bufs struct{ send, recv []float64 }
+					mine := make([]bufs, n)
+					osu(b, n, func(w *comm.Comm) error {
+						mine[w.Rank()] = bufs{make([]float64, count), make([]float64, count)}
+						return nil
+					}, func(w *comm.Comm) error {
+						m, c := mine[w.Rank()], typed.Of[float64](w)
+						if !nb {
+							return c.Allreduce(m.send, m.recv, typed.Sum)
+						}
+						r, err := c.Iallreduce(m.send, m.recv, typed.Sum)
+						if err == nil {
+							_, err = r.Wait()
+						}
+						return err
+					})
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkManyRanks is issue 17's scale figure: Barrier and an 8-byte
 // Allreduce (two float32, Sum) on 10,000 and 100,000 goroutine ranks,
 // the slowest rank's time per call (osu-ns). The bar: each at most 100 ms

@@ -1,0 +1,179 @@
+package comm_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+)
+
+// Long non-blocking Allreduces on goroutine ranks go through shared memory
+// (coll_nonblocking_shm.go): against the sequential reference (affine is
+// not commutative, so the rank order shows), on 1–17 and 64 ranks, four in
+// flight at once (two in place) beside point-to-point traffic and a
+// blocking collective, waited for in reverse order; lengths that are not
+// a multiple of the parts' 64-byte unit included.
+func TestIallreduceShared(t *testing.T) {
+	counts := []int{4096, 4099, 9000} // 64 KiB and more of Complex128
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 64} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			run(t, n, func(w *comm.Comm) error {
+				me := w.Rank()
+				var reqs []*comm.Request
+				var recvs [][]byte
+				for k, cnt := range counts {
+					recv := garbage(cnt * esz)
+					r, err := w.Iallreduce(input(me, cnt, k), recv, comm.Complex128, affine)
+					if err != nil {
+						return err
+					}
+					reqs, recvs = append(reqs, r), append(recvs, recv)
+				}
+				inPlace := input(me, counts[0], 7)
+				r, err := w.Iallreduce(inPlace, inPlace, comm.Complex128, affine)
+				if err != nil {
+					return err
+				}
+				reqs, recvs = append(reqs, r), append(recvs, inPlace)
+				next, prev := (me+1)%n, (me-1+n)%n
+				if _, err := w.Sendrecv(payload(8, 1), comm.Byte, next, 0, make([]byte, 8), comm.Byte, prev, 0); err != nil {
+					return err
+				}
+				if err := w.Barrier(); err != nil {
+					return err
+				}
+				for i := len(reqs) - 1; i >= 0; i-- {
+					if _, err := reqs[i].Wait(); err != nil {
+						return fmt.Errorf("request %d: %w", i, err)
+					}
+				}
+				for k, cnt := range counts {
+					if !bytes.Equal(recvs[k], fold(0, n, cnt, k)) {
+						return fmt.Errorf("rank %d: Iallreduce of %d: wrong result", me, cnt)
+					}
+				}
+				if !bytes.Equal(inPlace, fold(0, n, counts[0], 7)) {
+					return fmt.Errorf("rank %d: Iallreduce in place: wrong result", me)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// A rank that passes another length fails every rank's long Iallreduce,
+// and one that passes overlapping buffers fails every rank's too, with
+// nothing written into the others' buffers.
+func TestIallreduceSharedMismatch(t *testing.T) {
+	run(t, 5, func(w *comm.Comm) error {
+		cnt := 5000
+		if w.Rank() == 3 {
+			cnt = 5001
+		}
+		recv := garbage(cnt * esz)
+		r, err := w.Iallreduce(input(w.Rank(), cnt, 1), recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, comm.ErrTruncate) {
+			return fmt.Errorf("rank %d: mismatched Iallreduce: %v", w.Rank(), err)
+		}
+		if !bytes.Equal(recv, garbage(cnt*esz)) {
+			return fmt.Errorf("rank %d: a failed Iallreduce wrote its receive buffer", w.Rank())
+		}
+		buf := input(w.Rank(), 2*5000, 2)
+		send, recv := buf[:5000*esz], buf[esz:5001*esz] // overlapping on rank 1 only
+		if w.Rank() != 1 {
+			recv = garbage(5000 * esz)
+		}
+		r, err = w.Iallreduce(send, recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, comm.ErrArg) {
+			return fmt.Errorf("rank %d: Iallreduce with overlapping buffers on rank 1: %v", w.Rank(), err)
+		}
+		return nil
+	})
+}
+
+// A rank that never joins a long Iallreduce is reported as a deadlock,
+// not waited for forever; a rank that fails aborts the others'.
+func TestIallreduceSharedDeadlockAbort(t *testing.T) {
+	err := mpgo.Run(4, func(w *comm.Comm) error {
+		if w.Rank() == 2 {
+			_, err := w.Recv(nil, comm.Byte, 0, 5)
+			return err
+		}
+		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), garbage(5000*esz), comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		_, err = r.Wait()
+		return err
+	})
+	if !errors.Is(err, comm.ErrDeadlock) {
+		t.Fatalf("Run = %v, want a deadlock", err)
+	}
+	err = mpgo.Run(4, func(w *comm.Comm) error {
+		if w.Rank() == 0 {
+			time.Sleep(5 * time.Millisecond)
+			return errBoom
+		}
+		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), garbage(5000*esz), comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, comm.ErrAborted) {
+			return fmt.Errorf("Wait = %v, want ErrAborted", err)
+		}
+		return nil
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+// A pinned algorithm keeps long Iallreduces on it (point-to-point), and
+// ranks in several processes never share memory: both still reduce.
+func TestIallreduceSharedNotTaken(t *testing.T) {
+	run(t, 4, func(w *comm.Comm) error {
+		if err := w.SetAlgorithm(comm.CollAllreduce, comm.AlgRabenseifner); err != nil {
+			return err
+		}
+		recv := garbage(5000 * esz)
+		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		if !bytes.Equal(recv, fold(0, 4, 5000, 1)) {
+			return errors.New("wrong result")
+		}
+		return nil
+	})
+	for i, err := range runProcs(t, 2, 2, func(w *comm.Comm) error {
+		recv := garbage(5000 * esz)
+		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		if !bytes.Equal(recv, fold(0, 4, 5000, 1)) {
+			return errors.New("wrong result")
+		}
+		return nil
+	}) {
+		if err != nil {
+			t.Errorf("rank %d of 2 processes × 2: %v", i, err)
+		}
+	}
+}
