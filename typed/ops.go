@@ -9,28 +9,64 @@ type Op[T any] func(inout, in []T)
 
 // Sum adds in to inout.
 func Sum[T Number](inout, in []T) {
-	for i := range inout {
+	in = in[:len(inout)] // one bounds check, not one an element
+	i := 0
+	for ; i+4 <= len(inout); i += 4 { // four independent elements a turn
+		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
+		a[0] += b[0]
+		a[1] += b[1]
+		a[2] += b[2]
+		a[3] += b[3]
+	}
+	for ; i < len(inout); i++ {
 		inout[i] += in[i]
 	}
 }
 
 // Prod multiplies inout by in.
 func Prod[T Number](inout, in []T) {
-	for i := range inout {
+	in = in[:len(inout)] // as Sum
+	i := 0
+	for ; i+4 <= len(inout); i += 4 {
+		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
+		a[0] *= b[0]
+		a[1] *= b[1]
+		a[2] *= b[2]
+		a[3] *= b[3]
+	}
+	for ; i < len(inout); i++ {
 		inout[i] *= in[i]
 	}
 }
 
 // Max keeps the larger of each pair.
 func Max[T cmp.Ordered](inout, in []T) {
-	for i := range inout {
+	in = in[:len(inout)] // as Sum
+	i := 0
+	for ; i+4 <= len(inout); i += 4 {
+		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
+		a[0] = max(a[0], b[0])
+		a[1] = max(a[1], b[1])
+		a[2] = max(a[2], b[2])
+		a[3] = max(a[3], b[3])
+	}
+	for ; i < len(inout); i++ {
 		inout[i] = max(inout[i], in[i])
 	}
 }
 
 // Min keeps the smaller of each pair.
 func Min[T cmp.Ordered](inout, in []T) {
-	for i := range inout {
+	in = in[:len(inout)] // as Sum
+	i := 0
+	for ; i+4 <= len(inout); i += 4 {
+		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
+		a[0] = min(a[0], b[0])
+		a[1] = min(a[1], b[1])
+		a[2] = min(a[2], b[2])
+		a[3] = min(a[3], b[3])
+	}
+	for ; i < len(inout); i++ {
 		inout[i] = min(inout[i], in[i])
 	}
 }
