@@ -237,6 +237,10 @@ type collState struct {
 	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 
 	quiet bool // a non-blocking collective's private communicator: its calls wait quietly (coll_nonblocking.go)
+	// shared: a non-blocking collective's private communicator whose
+	// members all run in this process: its long Allgather and Alltoall
+	// read the members' buffers in place (coll_nonblocking_shm.go)
+	shared bool
 
 	// A non-blocking or persistent collective's private communicator: its
 	// calls agree on their arguments first (coll_agree.go), until one

@@ -99,6 +99,10 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 		return c.allgatherShm(what, kind, send, recv, off, cnt, t, inPlace, local)
 	}
 	x := c.call(what, collSig{kind: kind, t: t, n: sameLen(kind == kAllgather, len(send))}, nil, local)
+	if kind == kAllgather && c.state().shared && c.size*len(send) >= nbSharedMin {
+		x.allgatherShared(send, recv, inPlace)
+		return x.Result()
+	}
 	if alg == coll.Bruck {
 		x.AllgatherBruck(send, recv, len(send))
 		return x.Result()
@@ -233,6 +237,10 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 		tmp := alignedBytes(len(send)) // not scratch: the algorithms use that
 		copy(tmp, send)
 		send = tmp
+	}
+	if kind == kAlltoall && c.state().shared && len(send) >= nbSharedMin {
+		x.alltoallShared(send, recv, scnt[0])
+		return x.Result()
 	}
 	if alg == coll.Bruck {
 		x.AlltoallBruck(send, recv, scnt[0])

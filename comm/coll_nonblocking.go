@@ -57,7 +57,9 @@ func (c *Comm) Ibarrier() (*Request, error) {
 }
 
 // Ibcast starts a broadcast (see [Comm.Bcast]) with a binomial tree or,
-// for large buffers, van de Geijn's scatter + allgather.
+// for large buffers, van de Geijn's scatter + allgather; where every
+// member runs in this process, a buffer of 64 KiB or more is read from
+// the root's in place (shared memory), as Bcast does.
 func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	const what = "ibcast"
 	if err := c.begin(what); err != nil {
@@ -70,9 +72,20 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	if err := c.checkRoot(what, root); err != nil {
 		return nil, err
 	}
-	alg := c.pick(coll.Bcast, coll.NonBlocking, len(buf))
+	alg := coll.SharedMemory // coll_nonblocking_shm.go
+	if !c.nbShared(coll.Bcast, len(buf)) {
+		alg = c.pick(coll.Bcast, coll.NonBlocking, len(buf))
+	} else if c.ct != nil {
+		c.ct.picked(alg, len(buf))
+	}
 	sig := collSig{kind: kBcast, root: root, t: t, n: len(buf)}
-	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), func(x *collCall) { x.Bcast(buf, root, alg) })
+	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), func(x *collCall) {
+		if alg == coll.SharedMemory {
+			x.bcastShared(buf, root)
+			return
+		}
+		x.Bcast(buf, root, alg)
+	})
 }
 
 // Iallreduce starts an allreduce (see [Comm.Allreduce]) with recursive
@@ -92,14 +105,11 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
-	var alg coll.Algorithm
-	if c.nbShared(coll.Allreduce, len(send)) {
-		alg = coll.SharedMemory // coll_nonblocking_shm.go
-		if c.ct != nil {
-			c.ct.picked(alg, len(send))
-		}
-	} else {
+	alg := coll.SharedMemory // coll_nonblocking_shm.go
+	if !c.nbShared(coll.Allreduce, len(send)) {
 		alg = c.pick(coll.Allreduce, coll.NonBlocking, len(send))
+	} else if c.ct != nil {
+		c.ct.picked(alg, len(send))
 	}
 	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, func(x *collCall) {
 		switch {
@@ -139,7 +149,9 @@ func (c *Comm) Iscatterv(send []byte, counts, displs []int, recv []byte, t Type,
 	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Scatterv(send, counts, displs, recv, t, root) })
 }
 
-// Iallgather starts an Allgather (see [Comm.Allgather]).
+// Iallgather starts an Allgather (see [Comm.Allgather]); where every
+// member runs in this process, 64 KiB or more in all are read from the
+// members' buffers in place (shared memory).
 func (c *Comm) Iallgather(send, recv []byte, t Type) (*Request, error) {
 	const what = "iallgather"
 	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Allgather(send, recv, t) })
@@ -151,7 +163,9 @@ func (c *Comm) Iallgatherv(send, recv []byte, counts, displs []int, t Type) (*Re
 	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Allgatherv(send, recv, counts, displs, t) })
 }
 
-// Ialltoall starts an Alltoall (see [Comm.Alltoall]).
+// Ialltoall starts an Alltoall (see [Comm.Alltoall]); where every
+// member runs in this process, send buffers of 64 KiB or more are read in
+// place (shared memory).
 func (c *Comm) Ialltoall(send, recv []byte, t Type) (*Request, error) {
 	const what = "ialltoall"
 	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Alltoall(send, recv, t) })
@@ -217,7 +231,10 @@ func (c *Comm) startNB(what string, sig collSig, op Op, local error, run func(x 
 // through the request, on every member where the blocking call fails) and
 // its point-to-point algorithms, with quiet waits — the private
 // communicator reports neither shared memory nor a two-level shape, so
-// that no algorithm reads another rank's buffers behind its caller's back.
+// that no blocking shared-memory algorithm (whose gates a helper may not
+// wait at) runs there; a long Allgather or Alltoall of members that all
+// run in this process reads their buffers in place instead
+// (coll_nonblocking_shm.go).
 func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*Request, error) {
 	if invalid != nil {
 		return nil, invalid
@@ -230,7 +247,7 @@ func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*
 	if err != nil {
 		return nil, err
 	}
-	p.cst = &collState{local: -1, hierSeen: true, quiet: true, private: true}
+	p.cst = &collState{local: -1, hierSeen: true, quiet: true, private: true, shared: c.sharedMemory()}
 	c.runNB(r, func() error { return f(p) })
 	return user(r), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mpgo/mpgo/comm/internal/coll"
 	"github.com/mpgo/mpgo/comm/internal/engine"
+	"github.com/mpgo/mpgo/comm/internal/memcopy"
 )
 
 // Non-blocking collectives through shared memory.
@@ -146,6 +147,62 @@ func (x *collCall) allreduceShared(send, recv []byte, op Op) {
 		for i := 1; i < size; i++ {
 			copy(all[i].recv[b:e], a)
 		}
+	}
+	x.Dissemination()
+}
+
+// allgatherShared is Allgather through shared memory (see above): the
+// caller copies every member's block into its receive buffer. In place, a
+// member's block is its own part of its receive buffer, which only the
+// others read; it writes only the others' parts.
+func (x *collCall) allgatherShared(send, recv []byte, inPlace bool) {
+	if !x.OK() { // the agreement failed: on every member alike
+		return
+	}
+	all := x.shareBufs(&nbBufs{send: send, recv: recv})
+	if all == nil {
+		return
+	}
+	k, me := len(send), x.Rank()
+	for i, b := range all {
+		if i != me || !inPlace {
+			memcopy.CopyPart(recv[i*k:(i+1)*k], b.send, len(recv))
+		}
+	}
+	x.Dissemination()
+}
+
+// alltoallShared is Alltoall of blocks of k bytes through shared memory
+// (see above): the caller copies block me of every member's send buffer
+// into its receive buffer (a send buffer that was the receive buffer, in
+// place, is a copy by now: nobody writes what the others read).
+func (x *collCall) alltoallShared(send, recv []byte, k int) {
+	if !x.OK() { // the agreement failed: on every member alike
+		return
+	}
+	all := x.shareBufs(&nbBufs{send: send, recv: recv})
+	if all == nil {
+		return
+	}
+	me := x.Rank()
+	for i, b := range all {
+		memcopy.CopyPart(recv[i*k:(i+1)*k], b.send[me*k:(me+1)*k], len(recv))
+	}
+	x.Dissemination()
+}
+
+// bcastShared is Bcast through shared memory (see above): every member
+// but the root copies the root's buffer into its own.
+func (x *collCall) bcastShared(buf []byte, root int) {
+	if !x.OK() { // the agreement failed: on every member alike
+		return
+	}
+	all := x.shareBufs(&nbBufs{send: buf})
+	if all == nil {
+		return
+	}
+	if x.Rank() != root {
+		copy(buf, all[root].send)
 	}
 	x.Dissemination()
 }
