@@ -118,37 +118,46 @@ func (x *collCall) shareBufs(mine *nbBufs) []*nbBufs {
 	return all
 }
 
+// shared runs part, the caller's share of a collective through shared
+// memory, on every member's buffers, mine among them, between the
+// exchange of the buffers and the closing barrier (see above). A call
+// that failed its agreement does nothing: it failed on every member
+// alike.
+func (x *collCall) shared(mine *nbBufs, part func(all []*nbBufs)) {
+	if !x.OK() {
+		return
+	}
+	if all := x.shareBufs(mine); all != nil {
+		part(all)
+		x.Dissemination()
+	}
+}
+
 // allreduceShared is Allreduce through shared memory (see above): the
 // caller reduces its part of the vector, in rank order, in rank 0's
 // receive buffer (only rank 0's send buffer may be that memory, and it is
 // read first), one block at a time, and copies each block to the others'.
 func (x *collCall) allreduceShared(send, recv []byte, op Op) {
-	if !x.OK() { // the agreement failed: on every member alike
-		return
-	}
-	all := x.shareBufs(&nbBufs{send: send, recv: recv})
-	if all == nil {
-		return
-	}
-	n, size, u := len(send), len(all), coll.Unit(x.t.Size())
-	units := (n + u - 1) / u
-	lo, hi := min(n, units*x.Rank()/size*u), min(n, units*(x.Rank()+1)/size*u)
-	bl := max(u, block/u*u)
-	acc := all[0].recv
-	for b := lo; b < hi; b += bl {
-		e := min(hi, b+bl)
-		a := acc[b:e]
-		if !same(a, all[0].send[b:e]) {
-			copy(a, all[0].send[b:e])
+	x.shared(&nbBufs{send: send, recv: recv}, func(all []*nbBufs) {
+		n, size, u := len(send), len(all), coll.Unit(x.t.Size())
+		units := (n + u - 1) / u
+		lo, hi := min(n, units*x.Rank()/size*u), min(n, units*(x.Rank()+1)/size*u)
+		bl := max(u, block/u*u)
+		acc := all[0].recv
+		for b := lo; b < hi; b += bl {
+			e := min(hi, b+bl)
+			a := acc[b:e]
+			if !same(a, all[0].send[b:e]) {
+				copy(a, all[0].send[b:e])
+			}
+			for i := 1; i < size; i++ {
+				op(a, all[i].send[b:e])
+			}
+			for i := 1; i < size; i++ {
+				copy(all[i].recv[b:e], a)
+			}
 		}
-		for i := 1; i < size; i++ {
-			op(a, all[i].send[b:e])
-		}
-		for i := 1; i < size; i++ {
-			copy(all[i].recv[b:e], a)
-		}
-	}
-	x.Dissemination()
+	})
 }
 
 // allgatherShared is Allgather through shared memory (see above): the
@@ -156,20 +165,14 @@ func (x *collCall) allreduceShared(send, recv []byte, op Op) {
 // member's block is its own part of its receive buffer, which only the
 // others read; it writes only the others' parts.
 func (x *collCall) allgatherShared(send, recv []byte, inPlace bool) {
-	if !x.OK() { // the agreement failed: on every member alike
-		return
-	}
-	all := x.shareBufs(&nbBufs{send: send, recv: recv})
-	if all == nil {
-		return
-	}
-	k, me := len(send), x.Rank()
-	for i, b := range all {
-		if i != me || !inPlace {
-			memcopy.CopyPart(recv[i*k:(i+1)*k], b.send, len(recv))
+	x.shared(&nbBufs{send: send, recv: recv}, func(all []*nbBufs) {
+		k, me := len(send), x.Rank()
+		for i, b := range all {
+			if i != me || !inPlace {
+				memcopy.CopyPart(recv[i*k:(i+1)*k], b.send, len(recv))
+			}
 		}
-	}
-	x.Dissemination()
+	})
 }
 
 // alltoallShared is Alltoall of blocks of k bytes through shared memory
@@ -177,32 +180,20 @@ func (x *collCall) allgatherShared(send, recv []byte, inPlace bool) {
 // into its receive buffer (a send buffer that was the receive buffer, in
 // place, is a copy by now: nobody writes what the others read).
 func (x *collCall) alltoallShared(send, recv []byte, k int) {
-	if !x.OK() { // the agreement failed: on every member alike
-		return
-	}
-	all := x.shareBufs(&nbBufs{send: send, recv: recv})
-	if all == nil {
-		return
-	}
-	me := x.Rank()
-	for i, b := range all {
-		memcopy.CopyPart(recv[i*k:(i+1)*k], b.send[me*k:(me+1)*k], len(recv))
-	}
-	x.Dissemination()
+	x.shared(&nbBufs{send: send, recv: recv}, func(all []*nbBufs) {
+		me := x.Rank()
+		for i, b := range all {
+			memcopy.CopyPart(recv[i*k:(i+1)*k], b.send[me*k:(me+1)*k], len(recv))
+		}
+	})
 }
 
 // bcastShared is Bcast through shared memory (see above): every member
 // but the root copies the root's buffer into its own.
 func (x *collCall) bcastShared(buf []byte, root int) {
-	if !x.OK() { // the agreement failed: on every member alike
-		return
-	}
-	all := x.shareBufs(&nbBufs{send: buf})
-	if all == nil {
-		return
-	}
-	if x.Rank() != root {
-		copy(buf, all[root].send)
-	}
-	x.Dissemination()
+	x.shared(&nbBufs{send: buf}, func(all []*nbBufs) {
+		if x.Rank() != root {
+			copy(buf, all[root].send)
+		}
+	})
 }

@@ -141,153 +141,29 @@ func TestIallreduceSharedDeadlockAbort(t *testing.T) {
 // A pinned algorithm keeps long Iallreduces on it (point-to-point), and
 // ranks in several processes never share memory: both still reduce.
 func TestIallreduceSharedNotTaken(t *testing.T) {
+	reduce := func(w *comm.Comm) error {
+		recv := garbage(5000 * esz)
+		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		if !bytes.Equal(recv, fold(0, w.Size(), 5000, 1)) {
+			return errors.New("wrong result")
+		}
+		return nil
+	}
 	run(t, 4, func(w *comm.Comm) error {
 		if err := w.SetAlgorithm(comm.CollAllreduce, comm.AlgRabenseifner); err != nil {
 			return err
 		}
-		recv := garbage(5000 * esz)
-		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), recv, comm.Complex128, affine)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Wait(); err != nil {
-			return err
-		}
-		if !bytes.Equal(recv, fold(0, 4, 5000, 1)) {
-			return errors.New("wrong result")
-		}
-		return nil
+		return reduce(w)
 	})
-	for i, err := range runProcs(t, 2, 2, func(w *comm.Comm) error {
-		recv := garbage(5000 * esz)
-		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), recv, comm.Complex128, affine)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Wait(); err != nil {
-			return err
-		}
-		if !bytes.Equal(recv, fold(0, 4, 5000, 1)) {
-			return errors.New("wrong result")
-		}
-		return nil
-	}) {
+	for i, err := range runProcs(t, 2, 2, reduce) {
 		if err != nil {
 			t.Errorf("rank %d of 2 processes × 2: %v", i, err)
 		}
-	}
-}
-
-// Long non-blocking Allgathers, Alltoalls and Bcasts on goroutine ranks
-// read the members' buffers in place: against the reference on 1–17 and
-// 64 ranks, in place and not, several in flight at once beside an
-// Iallreduce, and a length that one rank gets wrong failing every rank.
-func TestIallgatherIalltoallShared(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 64} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			run(t, n, func(w *comm.Comm) error {
-				me := w.Rank()
-				k := max(4096, 70000/n) // 64 KiB and more in all, in bytes
-				block := func(from, to, salt int) []byte {
-					b := make([]byte, k)
-					for j := range b {
-						b[j] = byte(from*7 + to*13 + j + salt)
-					}
-					return b
-				}
-				send := block(me, 0, 1)
-				gathered := garbage(n * k)
-				rg, err := w.Iallgather(send, gathered, comm.Byte)
-				if err != nil {
-					return err
-				}
-				inPlace := garbage(n * k)
-				copy(inPlace[me*k:], block(me, 0, 2))
-				rgi, err := w.Iallgather(inPlace, inPlace, comm.Byte)
-				if err != nil {
-					return err
-				}
-				a2a := make([]byte, 0, n*k)
-				for j := range n {
-					a2a = append(a2a, block(me, j, 3)...)
-				}
-				a2aOut := garbage(n * k)
-				ra, err := w.Ialltoall(a2a, a2aOut, comm.Byte)
-				if err != nil {
-					return err
-				}
-				a2aIn := make([]byte, 0, n*k)
-				for j := range n {
-					a2aIn = append(a2aIn, block(me, j, 4)...)
-				}
-				rai, err := w.Ialltoall(a2aIn, a2aIn, comm.Byte)
-				if err != nil {
-					return err
-				}
-				sum := garbage(5000 * esz)
-				rs, err := w.Iallreduce(input(me, 5000, 5), sum, comm.Complex128, affine)
-				if err != nil {
-					return err
-				}
-				bc := garbage(n * k)
-				if me == n/2 {
-					copy(bc, a2a)
-				}
-				rb, err := w.Ibcast(bc, comm.Byte, n/2)
-				if err != nil {
-					return err
-				}
-				if err := comm.WaitAll(rb, rs, rai, ra, rgi, rg); err != nil {
-					return err
-				}
-				for j := range n {
-					if !bytes.Equal(bc[j*k:(j+1)*k], block(n/2, j, 3)) {
-						return fmt.Errorf("rank %d: Ibcast: block %d wrong", me, j)
-					}
-				}
-				for i := range n {
-					switch {
-					case !bytes.Equal(gathered[i*k:(i+1)*k], block(i, 0, 1)):
-						return fmt.Errorf("rank %d: Iallgather: block %d wrong", me, i)
-					case !bytes.Equal(inPlace[i*k:(i+1)*k], block(i, 0, 2)):
-						return fmt.Errorf("rank %d: Iallgather in place: block %d wrong", me, i)
-					case !bytes.Equal(a2aOut[i*k:(i+1)*k], block(i, me, 3)):
-						return fmt.Errorf("rank %d: Ialltoall: block %d wrong", me, i)
-					case !bytes.Equal(a2aIn[i*k:(i+1)*k], block(i, me, 4)):
-						return fmt.Errorf("rank %d: Ialltoall in place: block %d wrong", me, i)
-					}
-				}
-				if !bytes.Equal(sum, fold(0, n, 5000, 5)) {
-					return fmt.Errorf("rank %d: Iallreduce beside them: wrong result", me)
-				}
-				if n == 1 {
-					return nil
-				}
-				// One rank's other length fails every rank, writing nothing.
-				kk := k
-				if me == n-1 {
-					kk += 64
-				}
-				out := garbage(n * kk)
-				r, err := w.Iallgather(make([]byte, kk), out, comm.Byte)
-				if err != nil {
-					return err
-				}
-				if _, err := r.Wait(); !errors.Is(err, comm.ErrTruncate) {
-					return fmt.Errorf("rank %d: mismatched Iallgather: %v", me, err)
-				}
-				out = garbage(n * kk)
-				if r, err = w.Ialltoall(make([]byte, n*kk), out, comm.Byte); err != nil {
-					return err
-				}
-				if _, err := r.Wait(); !errors.Is(err, comm.ErrTruncate) {
-					return fmt.Errorf("rank %d: mismatched Ialltoall: %v", me, err)
-				}
-				if !bytes.Equal(out, garbage(n*kk)) {
-					return fmt.Errorf("rank %d: a failed Ialltoall wrote its receive buffer", me)
-				}
-				return nil
-			})
-		})
 	}
 }
