@@ -95,10 +95,15 @@ func (x *collCall) shareBufs(mine *nbBufs) []*nbBufs {
 	for k, r := range recvs {
 		if !x.OK() {
 			r.Retract(ErrCanceled)
-		} else if _, err := r.WaitQuiet(); err != nil {
+		} else if x.quiet {
+			if _, err := r.WaitQuiet(); err != nil {
+				x.Stop(err)
+			}
+		}
+		_, got, err := r.Finish() // waits as the rank where not quiet
+		if err != nil && x.OK() {
 			x.Stop(err)
 		}
-		_, got, err := r.Finish()
 		i := k // the receives skip me
 		if k >= me {
 			i++
