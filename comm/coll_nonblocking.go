@@ -13,7 +13,10 @@ import (
 // algorithm on a goroutine of its own, on a private context derived from
 // the communicator's like Dup's (every member derives the same one, as
 // they call collectives in the same order), so that its messages never
-// meet those of the communicator's other collectives.
+// meet those of the communicator's other collectives. A rank that comes
+// to Wait for the request before that goroutine took the operation up
+// runs it itself, in Wait (runNB); where every member runs in this
+// process, long vectors are read in place (coll_nonblocking_shm.go).
 //
 // The request the caller gets is a receive posted on that private context,
 // from the caller to itself, which no message matches: the goroutine
