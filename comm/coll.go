@@ -237,10 +237,13 @@ type collState struct {
 	p2p     *collCall // the blocking point-to-point call, reused (Comm.call)
 
 	quiet bool // a non-blocking collective's private communicator: its calls wait quietly (coll_nonblocking.go)
-	// shared: a non-blocking collective's private communicator whose
-	// members all run in this process: its long Allgather and Alltoall
-	// read the members' buffers in place (coll_nonblocking_shm.go)
-	shared bool
+	// shared: a non-blocking or persistent collective's private
+	// communicator whose members all run in this process: its long
+	// vectors are read in place in the members' buffers, which a
+	// persistent one's members (keep) exchange once, into bufs
+	// (coll_nonblocking_shm.go)
+	shared, keep bool
+	bufs         []*nbBufs
 
 	// A non-blocking or persistent collective's private communicator: its
 	// calls agree on their arguments first (coll_agree.go), until one
@@ -253,13 +256,23 @@ type collState struct {
 // collStatePad fills collState to 384 bytes, a size class whose objects
 // the allocator places at multiples of 64 bytes (cache lines) from a
 // page; TestHotLayout checks it.
-const collStatePad = 56
+const collStatePad = 24
 
 func (c *Comm) state() *collState {
 	if c.cst == nil {
 		c.cst = &collState{}
 	}
 	return c.cst
+}
+
+// keptBufs is where a collective through shared memory on st's
+// communicator keeps the members' buffers between calls: a persistent
+// collective's (its buffers stay the plan's); nil for any other.
+func (st *collState) keptBufs() *[]*nbBufs {
+	if st.keep {
+		return &st.bufs
+	}
+	return nil
 }
 
 // sharedMemory reports whether every member of c runs in this process, so

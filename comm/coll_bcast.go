@@ -34,6 +34,11 @@ func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 		return c.bcastHier(buf, t, root, local)
 	}
 	x := c.call("bcast", collSig{kind: kBcast, root: root, t: t, n: len(buf)}, nil, local)
+	if st := c.state(); st.shared && len(buf) >= nbSharedMin { // a persistent one's (coll_nonblocking_shm.go)
+		x.bufs = st.keptBufs()
+		x.bcastShared(buf, root)
+		return x.Result()
+	}
 	x.Bcast(buf, root, alg)
 	return x.Result()
 }

@@ -20,6 +20,10 @@ type collCall struct {
 	c     *Comm // on a collective context
 	t     Type  // element type of data messages
 	quiet bool
+	// bufs, when not nil, keeps the members' buffers of a collective
+	// through shared memory between the calls of a persistent one
+	// (collCall.shared).
+	bufs *[]*nbBufs
 }
 
 var _ coll.Peer = (*collCall)(nil)

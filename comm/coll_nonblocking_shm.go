@@ -124,18 +124,35 @@ func (x *collCall) shareBufs(mine *nbBufs) []*nbBufs {
 }
 
 // shared runs part, the caller's share of a collective through shared
-// memory, on every member's buffers, mine among them, between the
-// exchange of the buffers and the closing barrier (see above). A call
+// memory, on every member's buffers (the caller's are send and recv),
+// between the exchange of the buffers and the closing barrier (see
+// above). A call
 // that failed its agreement does nothing: it failed on every member
 // alike.
-func (x *collCall) shared(mine *nbBufs, part func(all []*nbBufs)) {
+//
+// A persistent collective (x.bufs set) exchanges the buffers at its
+// first start only, as they stay the plan's; each later start passes a
+// barrier first instead, after which every member has started (a
+// member's buffers are the operation's from its start on, not before),
+// and allocates nothing.
+func (x *collCall) shared(send, recv []byte, part func(all []*nbBufs)) {
 	if !x.OK() {
 		return
 	}
-	if all := x.shareBufs(mine); all != nil {
-		part(all)
-		x.Dissemination()
+	var all []*nbBufs
+	if x.bufs != nil && *x.bufs != nil {
+		if x.Dissemination(); !x.OK() {
+			return
+		}
+		all = *x.bufs
+	} else if all = x.shareBufs(&nbBufs{send: send, recv: recv}); all == nil {
+		return
 	}
+	if x.bufs != nil {
+		*x.bufs = all
+	}
+	part(all)
+	x.Dissemination()
 }
 
 // allreduceShared is Allreduce through shared memory (see above): the
@@ -143,7 +160,7 @@ func (x *collCall) shared(mine *nbBufs, part func(all []*nbBufs)) {
 // receive buffer (only rank 0's send buffer may be that memory, and it is
 // read first), one block at a time, and copies each block to the others'.
 func (x *collCall) allreduceShared(send, recv []byte, op Op) {
-	x.shared(&nbBufs{send: send, recv: recv}, func(all []*nbBufs) {
+	x.shared(send, recv, func(all []*nbBufs) {
 		n, size, u := len(send), len(all), coll.Unit(x.t.Size())
 		units := (n + u - 1) / u
 		lo, hi := min(n, units*x.Rank()/size*u), min(n, units*(x.Rank()+1)/size*u)
@@ -170,7 +187,7 @@ func (x *collCall) allreduceShared(send, recv []byte, op Op) {
 // member's block is its own part of its receive buffer, which only the
 // others read; it writes only the others' parts.
 func (x *collCall) allgatherShared(send, recv []byte, inPlace bool) {
-	x.shared(&nbBufs{send: send, recv: recv}, func(all []*nbBufs) {
+	x.shared(send, recv, func(all []*nbBufs) {
 		k, me := len(send), x.Rank()
 		for i, b := range all {
 			if i != me || !inPlace {
@@ -185,7 +202,7 @@ func (x *collCall) allgatherShared(send, recv []byte, inPlace bool) {
 // into its receive buffer (a send buffer that was the receive buffer, in
 // place, is a copy by now: nobody writes what the others read).
 func (x *collCall) alltoallShared(send, recv []byte, k int) {
-	x.shared(&nbBufs{send: send, recv: recv}, func(all []*nbBufs) {
+	x.shared(send, recv, func(all []*nbBufs) {
 		me := x.Rank()
 		for i, b := range all {
 			memcopy.CopyPart(recv[i*k:(i+1)*k], b.send[me*k:(me+1)*k], len(recv))
@@ -196,7 +213,7 @@ func (x *collCall) alltoallShared(send, recv []byte, k int) {
 // bcastShared is Bcast through shared memory (see above): every member
 // but the root copies the root's buffer into its own.
 func (x *collCall) bcastShared(buf []byte, root int) {
-	x.shared(&nbBufs{send: buf}, func(all []*nbBufs) {
+	x.shared(buf, nil, func(all []*nbBufs) {
 		if x.Rank() != root {
 			copy(buf, all[root].send)
 		}

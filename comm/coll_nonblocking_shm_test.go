@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -165,5 +166,126 @@ func TestIallreduceSharedNotTaken(t *testing.T) {
 		if err != nil {
 			t.Errorf("rank %d of 2 processes × 2: %v", i, err)
 		}
+	}
+}
+
+// Long persistent collectives on goroutine ranks read the members'
+// buffers in place, exchanged at the first start: every start sees the
+// data its members wrote since their last Wait (a rank that is slow to
+// refill its buffers is waited for), on 1–9 and 17 ranks, an in-place
+// Alltoall included (whose copy changes at each start).
+func TestPersistentShared(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 5, 9, 17} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			run(t, n, func(w *comm.Comm) error {
+				me := w.Rank()
+				const cnt = 5000 // Complex128: 80,000 bytes
+				send, recv := garbage(cnt*esz), garbage(cnt*esz)
+				ra, err := w.AllreduceInit(send, recv, comm.Complex128, affine)
+				if err != nil {
+					return err
+				}
+				bc := garbage(cnt * esz)
+				rb, err := w.BcastInit(bc, comm.Complex128, n-1)
+				if err != nil {
+					return err
+				}
+				k := max(4096, 70000/n)
+				a2a := make([]byte, n*k)
+				rt, err := w.AlltoallInit(a2a, a2a, comm.Byte)
+				if err != nil {
+					return err
+				}
+				gs, gr := make([]byte, k), garbage(n*k)
+				rg, err := w.AllgatherInit(gs, gr, comm.Byte)
+				if err != nil {
+					return err
+				}
+				blk := func(from, to, it int) []byte {
+					b := make([]byte, k)
+					for j := range b {
+						b[j] = byte(from*7 + to*13 + j + it*29)
+					}
+					return b
+				}
+				for it := range 4 {
+					if me == it%n {
+						time.Sleep(2 * time.Millisecond) // the others start first, and must wait for this rank's data
+					}
+					copy(send, input(me, cnt, it))
+					if me == n-1 {
+						copy(bc, ref(me, cnt, it))
+					}
+					for j := range n {
+						copy(a2a[j*k:], blk(me, j, it))
+					}
+					copy(gs, blk(me, 0, it))
+					if err := comm.StartAll(ra, rb, rt, rg); err != nil {
+						return err
+					}
+					if err := comm.WaitAll(rg, rt, rb, ra); err != nil {
+						return fmt.Errorf("start %d: %w", it, err)
+					}
+					if !bytes.Equal(recv, fold(0, n, cnt, it)) {
+						return fmt.Errorf("rank %d, start %d: Allreduce wrong", me, it)
+					}
+					if !bytes.Equal(bc, ref(n-1, cnt, it)) {
+						return fmt.Errorf("rank %d, start %d: Bcast wrong", me, it)
+					}
+					for i := range n {
+						if !bytes.Equal(a2a[i*k:(i+1)*k], blk(i, me, it)) {
+							return fmt.Errorf("rank %d, start %d: Alltoall in place: block %d wrong", me, it, i)
+						}
+						if !bytes.Equal(gr[i*k:(i+1)*k], blk(i, 0, it)) {
+							return fmt.Errorf("rank %d, start %d: Allgather: block %d wrong", me, it, i)
+						}
+					}
+				}
+				for _, r := range []*comm.Request{ra, rb, rt, rg} {
+					if err := r.Free(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// After its first start, a start of a long persistent Allreduce through
+// shared memory allocates nothing: the buffers exchanged then are kept.
+func TestPersistentSharedAllocatesNothing(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("reads the allocation counter of a whole run")
+	}
+	const warm, iters = 20, 500
+	var before, after runtime.MemStats
+	err := mpgo.Run(2, func(w *comm.Comm) error {
+		send, recv := input(w.Rank(), 5000, 1), garbage(5000*esz)
+		r, err := w.AllreduceInit(send, recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		for i := range warm + iters {
+			if i == warm && w.Rank() == 0 {
+				runtime.ReadMemStats(&before)
+			}
+			if err := r.Start(); err != nil {
+				return err
+			}
+			if _, err := r.Wait(); err != nil {
+				return err
+			}
+		}
+		if w.Rank() == 0 {
+			runtime.ReadMemStats(&after)
+		}
+		return nil
+	}, mpgo.WithoutDeadlockDetection())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.Mallocs - before.Mallocs; n > 20 {
+		t.Errorf("%d allocations in %d starts of a persistent Allreduce of 80,000 bytes", n, iters)
 	}
 }

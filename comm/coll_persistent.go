@@ -16,7 +16,10 @@ import (
 //
 // A plan runs the blocking collective on a private communicator (a
 // context of its own, derived as Dup's, so that it never meets the
-// parent's other collectives), with point-to-point algorithms. Its first
+// parent's other collectives), with point-to-point algorithms; where
+// every member runs in this process, an Allreduce, Bcast, Allgather or
+// Alltoall of 64 KiB or more reads the members' buffers in place
+// instead, exchanged at the first start (coll_nonblocking_shm.go). Its first
 // start agrees with the other members on the arguments, as a non-blocking
 // collective does (coll_agree.go), and so does every start until one
 // agreement succeeds: a root, an element type or a length that differs
@@ -116,7 +119,7 @@ func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) 
 	p := newComm(c.ep, childContext(c.ctx, c.kids, colorPersistent), c.rank, c.size, c.ranks,
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))
 	p.shareLife(c)
-	p.cst = &collState{local: -1, hierSeen: true, private: true}
+	p.cst = &collState{local: -1, hierSeen: true, private: true, shared: c.sharedMemory(), keep: true}
 	return c.planInit(p, run), nil
 }
 
