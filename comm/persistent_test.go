@@ -1,10 +1,12 @@
 package comm_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
@@ -277,6 +279,60 @@ func BenchmarkPersistent(b *testing.B) {
 					}
 				}
 				return nil
+			})
+		})
+	}
+}
+
+// A persistent collective progresses for a rank that never parks: one
+// that polls it with Test or TestAll, or waits on its Done channel in a
+// select (outside mpgo), each start (it hung before: the start waited for
+// the rank to park somewhere in mpgo).
+func TestPersistentProgressWithoutWait(t *testing.T) {
+	for name, await := range map[string]func(r *comm.Request) error{
+		"Test": func(r *comm.Request) error {
+			for {
+				if _, ok, err := r.Test(); ok || err != nil {
+					return err
+				}
+			}
+		},
+		"TestAll": func(r *comm.Request) error {
+			for {
+				if ok, err := comm.TestAll(r); ok || err != nil {
+					return err
+				}
+			}
+		},
+		"Done": func(r *comm.Request) error {
+			select {
+			case <-r.Done():
+				_, err := r.Wait()
+				return err
+			case <-time.After(20 * time.Second):
+				return errors.New("Done never closed")
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run(t, 3, func(w *comm.Comm) error {
+				recv := garbage(10 * esz)
+				r, err := w.AllreduceInit(input(w.Rank(), 10, 1), recv, comm.Complex128, affine)
+				if err != nil {
+					return err
+				}
+				for range 3 {
+					if err := r.Start(); err != nil {
+						return err
+					}
+					if err := await(r); err != nil {
+						return err
+					}
+					if !bytes.Equal(recv, fold(0, 3, 10, 1)) {
+						return errors.New("wrong result")
+					}
+				}
+				return r.Free()
 			})
 		})
 	}

@@ -440,10 +440,17 @@ func (r *Request) lane() *lane {
 }
 
 // progress drains the lane of r's pair, for a test of r (Test, Ready)
-// that found it not done: the lane may hold its message.
+// that found it not done: the lane may hold its message. It also hands
+// the work its rank deferred (Endpoint.Defer: a persistent collective
+// started) to its workers, as a park would: a rank that polls with Test,
+// and never parks, must see the operation progress (MPI's weak progress
+// makes a test a progress call).
 func (r *Request) progress() {
 	if r.lane() != nil {
 		r.in.drain(r.pr)
+	}
+	if ep := r.ep; ep != nil {
+		ep.flushDeferred()
 	}
 }
 

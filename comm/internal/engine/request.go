@@ -313,6 +313,7 @@ func (r *Request) Test() (Status, bool, error) {
 func (r *Request) UserDone() <-chan struct{} {
 	if r.ep != nil {
 		r.ep.watched()
+		r.ep.flushDeferred() // the rank may wait on it outside the engine: progress starts now (see progress)
 	}
 	return r.Done()
 }
