@@ -9,11 +9,11 @@ import (
 	"github.com/mpgo/mpgo/comm/internal/memcopy"
 )
 
-// Non-blocking collectives through shared memory.
+// Non-blocking and persistent collectives through shared memory.
 //
 // Where every member of a communicator runs in this process, a
-// non-blocking collective of a long vector need not move its data through
-// messages: the members' goroutines read each other's buffers in place, as
+// non-blocking or persistent collective of a long vector need not move
+// its data through messages: the members' goroutines read each other's buffers in place, as
 // the blocking shared-memory algorithms do. The operation may: each
 // member's buffers belong to it from its start until its request
 // completes there, and every access below falls between the two.
@@ -30,9 +30,11 @@ import (
 //  3. A barrier: after it, no member touches another's buffers, and each
 //     may complete its request.
 //
-// Every wait is the point-to-point algorithms' quiet one (collCall), so a
-// helper never spins or parks in the deadlock detector's sight, and an
-// abort or a declared deadlock fails it as it fails those algorithms. The
+// Every wait is the point-to-point algorithms' (collCall): quiet on a
+// helper goroutine, which so never spins or parks in the deadlock
+// detector's sight, and the rank's own where the rank runs the operation
+// in its Wait; an abort or a declared deadlock fails it as it fails those
+// algorithms. The
 // point-to-point algorithms move each byte through a message per step
 // (Rabenseifner's Allreduce of 1 MiB on 4 goroutine ranks took 1.31 ms, 5
 // times the blocking shared-memory Allreduce's 0.25 ms).
@@ -126,9 +128,8 @@ func (x *collCall) shareBufs(mine *nbBufs) []*nbBufs {
 // shared runs part, the caller's share of a collective through shared
 // memory, on every member's buffers (the caller's are send and recv),
 // between the exchange of the buffers and the closing barrier (see
-// above). A call
-// that failed its agreement does nothing: it failed on every member
-// alike.
+// above). A call that failed its agreement does nothing: it failed on
+// every member alike.
 //
 // A persistent collective (x.bufs set) exchanges the buffers at its
 // first start only, as they stay the plan's; each later start passes a
