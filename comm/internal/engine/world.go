@@ -23,6 +23,7 @@ type World struct {
 	eagerBuffer int64             // per pair (protocol.go)
 	yields      int               // see pollYields
 	running     []running         // each rank's running mark (spin.go); nil: never spin
+	spare       bool              // Ps outnumber the ranks of this process: a helper may have one (Help)
 	lanes       bool              // pairs of local ranks may get lanes (lane.go): at most laneRanks ranks, two or more here
 	dev         device.Device     // nil when every rank is local
 	progress    device.Progressor // dev, when waiting ranks drive its progress
@@ -173,6 +174,7 @@ func NewWorld(n int, cfg Config) (*World, error) {
 		// yields and the running marks only delayed noticing a reply.
 		w.yields = pollYields
 		w.running = make([]running, n)
+		w.spare = n < runtime.GOMAXPROCS(0)
 	}
 	w.lanes = n <= laneRanks && (local == nil || len(cfg.Local) > 1)
 	if p, ok := cfg.Device.(device.Progressor); ok {
@@ -299,9 +301,12 @@ func (ep *Endpoint) Go(f func()) {
 
 // Help runs f, an operation of ep's rank, on a goroutine of its own that
 // counts as one of the rank's helpers while it runs (AddHelper). Where
-// the world has Ps to spare (it spins, see spin.go), the caller then
+// the world has Ps to spare (more Ps than ranks), the caller then
 // yields, so that f starts at once on the caller's P and the caller moves
-// to a P that is idle. Otherwise a new goroutine waits in its creator's
+// to a P that is idle. Where the ranks only fit the Ps, no P is idle to
+// move to: yielding would only queue the caller behind f (a non-blocking
+// collective waited for at once runs in the caller's Wait instead: on 2
+// ranks of 2 Ps, Ibarrier and Wait took 15–19 µs yielding). Otherwise a new goroutine waits in its creator's
 // run queue, while the creator computes, until an idle P's thread wakes
 // to steal it: 100–230 µs on the 16-core VM measured (go tool trace), most
 // of a 1 MiB Ialltoall on 4 ranks; handing the P over took that
@@ -312,7 +317,7 @@ func (ep *Endpoint) Help(f func()) {
 		f()
 		ep.helpers.Add(-1)
 	}()
-	if ep.w.running != nil {
+	if ep.w.spare {
 		runtime.Gosched()
 	}
 }
