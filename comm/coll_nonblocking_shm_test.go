@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -258,34 +257,19 @@ func TestPersistentSharedAllocatesNothing(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("reads the allocation counter of a whole run")
 	}
-	const warm, iters = 20, 500
-	var before, after runtime.MemStats
-	err := mpgo.Run(2, func(w *comm.Comm) error {
+	const iters = 500
+	n := mallocsOver(t, 20, iters, func(w *comm.Comm) (func(int) error, error) {
 		send, recv := input(w.Rank(), 5000, 1), garbage(5000*esz)
 		r, err := w.AllreduceInit(send, recv, comm.Complex128, affine)
-		if err != nil {
-			return err
-		}
-		for i := range warm + iters {
-			if i == warm && w.Rank() == 0 {
-				runtime.ReadMemStats(&before)
-			}
+		return func(int) error {
 			if err := r.Start(); err != nil {
 				return err
 			}
-			if _, err := r.Wait(); err != nil {
-				return err
-			}
-		}
-		if w.Rank() == 0 {
-			runtime.ReadMemStats(&after)
-		}
-		return nil
-	}, mpgo.WithoutDeadlockDetection())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := after.Mallocs - before.Mallocs; n > 20 {
+			_, err := r.Wait()
+			return err
+		}, err
+	})
+	if n > 20 {
 		t.Errorf("%d allocations in %d starts of a persistent Allreduce of 80,000 bytes", n, iters)
 	}
 }

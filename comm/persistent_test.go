@@ -192,24 +192,20 @@ func TestPersistentAllocatesNothing(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("reads the allocation counter of a whole run (the race detector's sync.Pool drops items)")
 	}
-	const warm, iters = 100, 2000
-	var before, after runtime.MemStats
-	run(t, 2, func(w *comm.Comm) error {
+	const iters = 2000
+	n := mallocsOver(t, 100, iters, func(w *comm.Comm) (func(i int) error, error) {
 		peer := 1 - w.Rank()
 		out, in := make([]byte, 8), make([]byte, 8)
 		s, err := w.SendInit(out, comm.Byte, peer, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r, err := w.RecvInit(in, comm.Byte, peer, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		reqs := []*comm.Request{r, s}
-		for i := range warm + iters {
-			if i == warm && w.Rank() == 0 {
-				runtime.ReadMemStats(&before)
-			}
+		return func(i int) error {
 			out[0] = byte(i)
 			if err := comm.StartAll(reqs...); err != nil {
 				return err
@@ -220,18 +216,41 @@ func TestPersistentAllocatesNothing(t *testing.T) {
 			if in[0] != byte(i) {
 				return fmt.Errorf("iteration %d received %d", i, in[0])
 			}
+			return nil
+		}, nil
+	})
+	if n > 20 {
+		t.Errorf("%d allocations in %d iterations of a persistent exchange", n, iters)
+	}
+}
+
+// mallocsOver runs, on 2 ranks, the step that setup returns warm times,
+// then iters times, and returns the allocations of the process in the
+// latter, as rank 0 counts them. Rank 1 may still be in its last
+// iterations, or returning, when rank 0 reads the counter: callers allow
+// a handful of allocations, not one per iteration.
+func mallocsOver(t *testing.T, warm, iters int, setup func(w *comm.Comm) (func(i int) error, error)) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	run(t, 2, func(w *comm.Comm) error {
+		step, err := setup(w)
+		if err != nil {
+			return err
+		}
+		for i := range warm + iters {
+			if i == warm && w.Rank() == 0 {
+				runtime.ReadMemStats(&before)
+			}
+			if err := step(i); err != nil {
+				return err
+			}
 		}
 		if w.Rank() == 0 {
 			runtime.ReadMemStats(&after)
 		}
 		return nil
 	}, mpgo.WithoutDeadlockDetection())
-	// Rank 1 may still be in its last iterations, or returning, when rank
-	// 0 reads the counter: allow a handful of allocations, not one per
-	// iteration.
-	if n := after.Mallocs - before.Mallocs; n > 20 {
-		t.Errorf("%d allocations in %d iterations of a persistent exchange", n, iters)
-	}
+	return after.Mallocs - before.Mallocs
 }
 
 // BenchmarkPersistent: an 8-byte exchange between two ranks (each sends
