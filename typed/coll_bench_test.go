@@ -114,11 +114,15 @@ func BenchmarkCollBcast(b *testing.B) {
 					continue // needs ranks in several processes
 				}
 				b.Run(fmt.Sprintf("n=%d/%s/%v", n, sizeName(size), alg), func(b *testing.B) {
-					bufs := make([][]byte, n)
+					type rank struct {
+						c   *typed.Comm[byte]
+						buf []byte
+					}
+					ranks := make([]rank, n)
 					osu(b, n, func(w *comm.Comm) error {
-						bufs[w.Rank()] = make([]byte, size)
+						ranks[w.Rank()] = rank{typed.Of[byte](w), make([]byte, size)}
 						return w.SetAlgorithm(comm.CollBcast, alg)
-					}, func(w *comm.Comm) error { return typed.Of[byte](w).Bcast(bufs[w.Rank()], 0) })
+					}, func(w *comm.Comm) error { r := ranks[w.Rank()]; return r.c.Bcast(r.buf, 0) })
 				})
 			}
 		}
@@ -154,19 +158,29 @@ func BenchmarkCollAllreduce(b *testing.B) {
 					continue // needs ranks in several processes
 				}
 				b.Run(fmt.Sprintf("n=%d/%s/%v", n, sizeName(size), alg), func(b *testing.B) {
-					type bufs struct{ send, recv []float64 }
-					mine := make([]bufs, n)
+					mine := make([]reduceRank, n)
 					osu(b, n, func(w *comm.Comm) error {
-						mine[w.Rank()] = bufs{make([]float64, count), make([]float64, count)}
+						mine[w.Rank()] = newReduceRank(w, count)
 						return w.SetAlgorithm(comm.CollAllreduce, alg)
 					}, func(w *comm.Comm) error {
 						m := mine[w.Rank()]
-						return typed.Of[float64](w).Allreduce(m.send, m.recv, typed.Sum)
+						return m.c.Allreduce(m.send, m.recv, typed.Sum)
 					})
 				})
 			}
 		}
 	}
+}
+
+// reduceRank is a rank's typed view and buffers in a reduction benchmark,
+// made once before the timed calls (typed.Of allocates).
+type reduceRank struct {
+	c          *typed.Comm[float64]
+	send, recv []float64
+}
+
+func newReduceRank(w *comm.Comm, count int) reduceRank {
+	return reduceRank{typed.Of[float64](w), make([]float64, count), make([]float64, count)}
 }
 
 // BenchmarkCollIallreduce: Iallreduce started and waited for at once
@@ -183,17 +197,16 @@ func BenchmarkCollIallreduce(b *testing.B) {
 					name = "Iallreduce"
 				}
 				b.Run(fmt.Sprintf("n=%d/%s/%s", n, sizeName(size), name), func(b *testing.B) {
-					type bufs struct{ send, recv []float64 }
-					mine := make([]bufs, n)
+					mine := make([]reduceRank, n)
 					osu(b, n, func(w *comm.Comm) error {
-						mine[w.Rank()] = bufs{make([]float64, count), make([]float64, count)}
+						mine[w.Rank()] = newReduceRank(w, count)
 						return nil
 					}, func(w *comm.Comm) error {
-						m, c := mine[w.Rank()], typed.Of[float64](w)
+						m := mine[w.Rank()]
 						if !nb {
-							return c.Allreduce(m.send, m.recv, typed.Sum)
+							return m.c.Allreduce(m.send, m.recv, typed.Sum)
 						}
-						r, err := c.Iallreduce(m.send, m.recv, typed.Sum)
+						r, err := m.c.Iallreduce(m.send, m.recv, typed.Sum)
 						if err == nil {
 							_, err = r.Wait()
 						}
