@@ -7,9 +7,20 @@ import "cmp"
 // associative (mpgo may apply them in any grouping).
 type Op[T any] func(inout, in []T)
 
+// operand returns in cut to inout's length, so that the loops of the
+// operators below check their bounds once. A shorter in panics with an
+// index out of range, as an element-wise loop would (cutting to
+// len(inout) alone would read past its length, up to its capacity).
+func operand[T any](inout, in []T) []T {
+	if len(in) < len(inout) {
+		_ = in[len(inout)-1]
+	}
+	return in[:len(inout)]
+}
+
 // Sum adds in to inout.
 func Sum[T Number](inout, in []T) {
-	in = in[:len(inout)] // one bounds check, not one an element
+	in = operand(inout, in) // one bounds check, not one an element
 	i := 0
 	for ; i+4 <= len(inout); i += 4 { // four independent elements a turn
 		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
@@ -25,7 +36,7 @@ func Sum[T Number](inout, in []T) {
 
 // Prod multiplies inout by in.
 func Prod[T Number](inout, in []T) {
-	in = in[:len(inout)] // as Sum
+	in = operand(inout, in) // as Sum
 	i := 0
 	for ; i+4 <= len(inout); i += 4 {
 		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
@@ -41,7 +52,7 @@ func Prod[T Number](inout, in []T) {
 
 // Max keeps the larger of each pair.
 func Max[T cmp.Ordered](inout, in []T) {
-	in = in[:len(inout)] // as Sum
+	in = operand(inout, in) // as Sum
 	i := 0
 	for ; i+4 <= len(inout); i += 4 {
 		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]
@@ -57,7 +68,7 @@ func Max[T cmp.Ordered](inout, in []T) {
 
 // Min keeps the smaller of each pair.
 func Min[T cmp.Ordered](inout, in []T) {
-	in = in[:len(inout)] // as Sum
+	in = operand(inout, in) // as Sum
 	i := 0
 	for ; i+4 <= len(inout); i += 4 {
 		a, b := inout[i:i+4:i+4], in[i:i+4:i+4]

@@ -78,3 +78,15 @@ func checkOp[T any](t *testing.T, name string, n int, gen func(int) []T, op type
 func fmtBits[T any](x T) string {
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(&x)), unsafe.Sizeof(x)))
 }
+
+// An operand shorter than inout panics, as an element-wise loop does,
+// even where its capacity would cover inout.
+func TestOpsShortOperand(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Sum with a short operand did not panic")
+		}
+	}()
+	in := make([]float64, 2, 8)
+	typed.Sum(make([]float64, 6), in)
+}
