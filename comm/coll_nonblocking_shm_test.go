@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
 )
 
@@ -99,43 +98,6 @@ func TestIallreduceSharedMismatch(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// A rank that never joins a long Iallreduce is reported as a deadlock,
-// not waited for forever; a rank that fails aborts the others'.
-func TestIallreduceSharedDeadlockAbort(t *testing.T) {
-	err := mpgo.Run(4, func(w *comm.Comm) error {
-		if w.Rank() == 2 {
-			_, err := w.Recv(nil, comm.Byte, 0, 5)
-			return err
-		}
-		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), garbage(5000*esz), comm.Complex128, affine)
-		if err != nil {
-			return err
-		}
-		_, err = r.Wait()
-		return err
-	})
-	if !errors.Is(err, comm.ErrDeadlock) {
-		t.Fatalf("Run = %v, want a deadlock", err)
-	}
-	err = mpgo.Run(4, func(w *comm.Comm) error {
-		if w.Rank() == 0 {
-			time.Sleep(5 * time.Millisecond)
-			return errBoom
-		}
-		r, err := w.Iallreduce(input(w.Rank(), 5000, 1), garbage(5000*esz), comm.Complex128, affine)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Wait(); !errors.Is(err, comm.ErrAborted) {
-			return fmt.Errorf("Wait = %v, want ErrAborted", err)
-		}
-		return nil
-	})
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("Run = %v", err)
-	}
 }
 
 // A pinned algorithm keeps long Iallreduces on it (point-to-point), and

@@ -180,23 +180,38 @@ func TestNonBlockingErrors(t *testing.T) {
 	})
 }
 
+// nbStarts are non-blocking collectives the failure tests start on every
+// rank: a point-to-point one, and a long Iallreduce, which goroutine
+// ranks run through shared memory (coll_nonblocking_shm.go).
+var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
+	"Ibarrier": func(w *comm.Comm) (*comm.Request, error) { return w.Ibarrier() },
+	"Ibcast":   func(w *comm.Comm) (*comm.Request, error) { return w.Ibcast(garbage(100), comm.Byte, 0) },
+	"Iallreduce shared": func(w *comm.Comm) (*comm.Request, error) {
+		return w.Iallreduce(input(w.Rank(), 5000, 1), garbage(5000*esz), comm.Complex128, affine)
+	},
+}
+
 // A rank that never joins a non-blocking collective is reported as a
 // deadlock, and the goroutines of the others end with the run.
 func TestNonBlockingDeadlock(t *testing.T) {
-	err := mpgo.Run(4, func(w *comm.Comm) error {
-		if w.Rank() == 2 {
-			_, err := w.Recv(nil, comm.Byte, 0, 5)
-			return err
-		}
-		r, err := w.Ibarrier()
-		if err != nil {
-			return err
-		}
-		_, err = r.Wait()
-		return err
-	})
-	if !errors.Is(err, comm.ErrDeadlock) {
-		t.Fatalf("Run = %v, want a deadlock", err)
+	for name, start := range nbStarts {
+		t.Run(name, func(t *testing.T) {
+			err := mpgo.Run(4, func(w *comm.Comm) error {
+				if w.Rank() == 2 {
+					_, err := w.Recv(nil, comm.Byte, 0, 5)
+					return err
+				}
+				r, err := start(w)
+				if err != nil {
+					return err
+				}
+				_, err = r.Wait()
+				return err
+			})
+			if !errors.Is(err, comm.ErrDeadlock) {
+				t.Fatalf("Run = %v, want a deadlock", err)
+			}
+		})
 	}
 }
 
@@ -217,22 +232,26 @@ func TestNonBlockingAbandoned(t *testing.T) {
 
 // A rank that fails aborts the others' non-blocking collectives.
 func TestNonBlockingAbort(t *testing.T) {
-	err := mpgo.Run(4, func(w *comm.Comm) error {
-		if w.Rank() == 0 {
-			time.Sleep(5 * time.Millisecond)
-			return errBoom
-		}
-		r, err := w.Ibcast(garbage(100), comm.Byte, 0)
-		if err != nil {
-			return err
-		}
-		if _, err := r.Wait(); !errors.Is(err, comm.ErrAborted) {
-			return fmt.Errorf("Wait = %v, want ErrAborted", err)
-		}
-		return nil
-	})
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("Run = %v", err)
+	for name, start := range nbStarts {
+		t.Run(name, func(t *testing.T) {
+			err := mpgo.Run(4, func(w *comm.Comm) error {
+				if w.Rank() == 0 {
+					time.Sleep(5 * time.Millisecond)
+					return errBoom
+				}
+				r, err := start(w)
+				if err != nil {
+					return err
+				}
+				if _, err := r.Wait(); !errors.Is(err, comm.ErrAborted) {
+					return fmt.Errorf("Wait = %v, want ErrAborted", err)
+				}
+				return nil
+			})
+			if !errors.Is(err, errBoom) {
+				t.Fatalf("Run = %v", err)
+			}
+		})
 	}
 }
 
