@@ -198,20 +198,8 @@ func (c *Comm) checkRecv(t Type, src, tag int) error {
 	return nil
 }
 
-// startSend validates and starts a send; the request is pooled for blocking
-// calls, and for an Isend (async), whose request is released to the
-// caller once started.
-func (c *Comm) startSend(buf []byte, t Type, dst, tag int, mode engine.Mode, pooled, async bool) (*engine.Request, error) {
-	if dst == ProcNull {
-		return c.procNull(engine.KindSend, t, tag, pooled)
-	}
-	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
-		return nil, err
-	}
-	return c.postNewSend(buf, t, dst, tag, mode, pooled, async)
-}
-
-// startSendNow is startSend of a Send or an Isend (async): a
+// startSendNow validates and starts a Send or an Isend (async) on a
+// pooled request (an Isend's is released to the caller once started): a
 // standard-mode send that can complete inside the call does, with no
 // request (engine.SendEager), and returns a nil one. A world that
 // observes its run (a timeline, counters, a record of its polls: c.ct)

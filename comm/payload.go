@@ -166,7 +166,7 @@ func (c *Comm) startSendFrom(src Source, n int, t Type, dst, tag int) (*engine.R
 		if err := src.Pull(data); err != nil {
 			return nil, fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
 		}
-		return c.startSend(data, t, dst, tag, engine.ModeStandard, true, false)
+		return c.postNewSend(data, t, dst, tag, engine.ModeStandard, true, false) // checked above
 	}
 	r := c.newReq(engine.KindSend, true)
 	r.SetSendFrom(engine.Type(t), src, n)
