@@ -23,7 +23,7 @@ type World struct {
 	eagerBuffer int64             // per pair (protocol.go)
 	yields      int               // see pollYields
 	running     []running         // each rank's running mark (spin.go); nil: never spin
-	spare       bool              // Ps outnumber the ranks of this process: a helper may have one (Help)
+	spare       bool              // Ps outnumber the world's ranks: a helper may have one of its own (Help)
 	lanes       bool              // pairs of local ranks may get lanes (lane.go): at most laneRanks ranks, two or more here
 	dev         device.Device     // nil when every rank is local
 	progress    device.Progressor // dev, when waiting ranks drive its progress
@@ -300,17 +300,22 @@ func (ep *Endpoint) Go(f func()) {
 }
 
 // Help runs f, an operation of ep's rank, on a goroutine of its own that
-// counts as one of the rank's helpers while it runs (AddHelper). Where
-// the world has Ps to spare (more Ps than ranks), the caller then
+// counts as one of the rank's helpers while it runs (AddHelper).
+//
+// Where the world has Ps to spare (more Ps than ranks), the caller then
 // yields, so that f starts at once on the caller's P and the caller moves
-// to a P that is idle. Where the ranks only fit the Ps, no P is idle to
-// move to: yielding would only queue the caller behind f (a non-blocking
-// collective waited for at once runs in the caller's Wait instead: on 2
-// ranks of 2 Ps, Ibarrier and Wait took 15–19 µs yielding). Otherwise a new goroutine waits in its creator's
-// run queue, while the creator computes, until an idle P's thread wakes
-// to steal it: 100–230 µs on the 16-core VM measured (go tool trace), most
-// of a 1 MiB Ialltoall on 4 ranks; handing the P over took that
-// benchmark's overlap from 28–35% to 84–92% (typed's BenchmarkOverlap).
+// to a P that is idle. Otherwise the new goroutine waits in its creator's
+// run queue while the creator computes, until a P is free to run it:
+//   - with Ps to spare but no yield, that was the time an idle P's thread
+//     took to wake and steal it, 100–230 µs on the 16-core VM measured
+//     (go tool trace), most of a 1 MiB Ialltoall on 4 ranks; handing the
+//     P over took that benchmark's overlap from 28–35% to 84–92%
+//     (typed's BenchmarkOverlap);
+//   - where the ranks only fit the Ps, or outnumber them, no P is idle to
+//     move to: a yield would only queue the caller behind f, and a
+//     non-blocking collective waited for at once runs in the caller's
+//     Wait instead (on 2 ranks of 2 Ps, Ibarrier and Wait took 12.7–13.5
+//     µs yielding, 9.3–9.9 without).
 func (ep *Endpoint) Help(f func()) {
 	ep.helpers.Add(1) // running from now: see Request.WaitQuiet
 	go func() {
