@@ -265,16 +265,6 @@ func (c *Comm) state() *collState {
 	return c.cst
 }
 
-// keptBufs is where a collective through shared memory on st's
-// communicator keeps the members' buffers between calls: a persistent
-// collective's (its buffers stay the plan's); nil for any other.
-func (st *collState) keptBufs() *[]*nbBufs {
-	if st.keep {
-		return &st.bufs
-	}
-	return nil
-}
-
 // sharedMemory reports whether every member of c runs in this process, so
 // that the shared-memory algorithms may read their buffers.
 func (c *Comm) sharedMemory() bool {

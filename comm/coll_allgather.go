@@ -99,8 +99,7 @@ func (c *Comm) allgather(what string, kind collKind, send, recv []byte, off, cnt
 		return c.allgatherShm(what, kind, send, recv, off, cnt, t, inPlace, local)
 	}
 	x := c.call(what, collSig{kind: kind, t: t, n: sameLen(kind == kAllgather, len(send))}, nil, local)
-	if st := c.state(); kind == kAllgather && st.shared && c.size*len(send) >= nbSharedMin {
-		x.bufs = st.keptBufs()
+	if kind == kAllgather && c.takeShared(x, c.size*len(send), true) {
 		x.allgatherShared(send, recv, inPlace)
 		return x.Result()
 	}
@@ -239,10 +238,7 @@ func (c *Comm) alltoall(what string, kind collKind, send []byte, soff, scnt []in
 		copy(tmp, send)
 		send = tmp
 	}
-	if st := c.state(); kind == kAlltoall && st.shared && len(send) >= nbSharedMin {
-		if !inPlace { // in place, send is a new copy each call
-			x.bufs = st.keptBufs()
-		}
+	if kind == kAlltoall && c.takeShared(x, len(send), !inPlace) { // in place, send is a new copy each call
 		x.alltoallShared(send, recv, scnt[0])
 		return x.Result()
 	}

@@ -34,8 +34,7 @@ func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 		return c.bcastHier(buf, t, root, local)
 	}
 	x := c.call("bcast", collSig{kind: kBcast, root: root, t: t, n: len(buf)}, nil, local)
-	if st := c.state(); st.shared && len(buf) >= nbSharedMin { // a persistent one's (coll_nonblocking_shm.go)
-		x.bufs = st.keptBufs()
+	if c.takeShared(x, len(buf), true) { // a persistent one's (coll_nonblocking_shm.go)
 		x.bcastShared(buf, root)
 		return x.Result()
 	}

@@ -76,12 +76,7 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	if err := c.checkRoot(what, root); err != nil {
 		return nil, err
 	}
-	alg := coll.SharedMemory // coll_nonblocking_shm.go
-	if !c.nbShared(coll.Bcast, len(buf)) {
-		alg = c.pick(coll.Bcast, coll.NonBlocking, len(buf))
-	} else if c.ct != nil {
-		c.ct.picked(alg, len(buf))
-	}
+	alg := c.nbPick(coll.Bcast, len(buf))
 	sig := collSig{kind: kBcast, root: root, t: t, n: len(buf)}
 	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), func(x *collCall) {
 		if alg == coll.SharedMemory {
@@ -109,12 +104,7 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
-	alg := coll.SharedMemory // coll_nonblocking_shm.go
-	if !c.nbShared(coll.Allreduce, len(send)) {
-		alg = c.pick(coll.Allreduce, coll.NonBlocking, len(send))
-	} else if c.ct != nil {
-		c.ct.picked(alg, len(send))
-	}
+	alg := c.nbPick(coll.Allreduce, len(send))
 	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, func(x *collCall) {
 		switch {
 		case c.size == 1:

@@ -55,11 +55,34 @@ type nbBufs struct {
 	send, recv []byte
 }
 
-// nbShared reports whether the non-blocking form of collective k on n
-// bytes moves them through shared memory: every member runs in this
-// process, no algorithm was pinned, and the vector is long.
-func (c *Comm) nbShared(k coll.Collective, n int) bool {
-	return n >= nbSharedMin && c.size > 1 && coll.Algorithm(c.state().algs[k]) == coll.Auto && c.sharedMemory()
+// nbPick returns the algorithm of the non-blocking form of collective k
+// on n bytes: shared memory where every member runs in this process, no
+// algorithm was pinned and the vector is long, else the point-to-point
+// algorithm pick chooses.
+func (c *Comm) nbPick(k coll.Collective, n int) coll.Algorithm {
+	if n < nbSharedMin || c.size == 1 || coll.Algorithm(c.state().algs[k]) != coll.Auto || !c.sharedMemory() {
+		return c.pick(k, coll.NonBlocking, n)
+	}
+	if c.ct != nil {
+		c.ct.picked(coll.SharedMemory, n)
+	}
+	return coll.SharedMemory
+}
+
+// takeShared reports whether call x, of n bytes on c, a non-blocking or
+// persistent collective's private communicator, goes through shared
+// memory (collState.shared and a long vector), and readies x for it:
+// where c keeps its members' buffers between calls (a persistent
+// collective's, when keep), x keeps them there.
+func (c *Comm) takeShared(x *collCall, n int, keep bool) bool {
+	st := c.state()
+	if !st.shared || n < nbSharedMin {
+		return false
+	}
+	if st.keep && keep {
+		x.bufs = &st.bufs
+	}
+	return true
 }
 
 // shareBufs hands every other member mine and returns every member's

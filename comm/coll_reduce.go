@@ -103,8 +103,7 @@ func (c *Comm) allreduceBy(alg coll.Algorithm, send, recv []byte, t Type, op Op,
 		return c.allreduceHier(send, recv, t, op, local)
 	}
 	x := c.call("allreduce", collSig{kind: kAllreduce, t: t, n: len(send)}, op, local)
-	if st := c.state(); st.shared && len(send) >= nbSharedMin { // a persistent one's (coll_nonblocking_shm.go)
-		x.bufs = st.keptBufs()
+	if c.takeShared(x, len(send), true) { // a persistent one's (coll_nonblocking_shm.go)
 		x.allreduceShared(send, recv, op)
 		return x.Result()
 	}
