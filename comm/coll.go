@@ -250,13 +250,15 @@ type collState struct {
 	// agreement succeeds (agreed).
 	private, agreed bool
 
+	nbSeq uint64 // non-blocking collectives that met in the shared table so far (coll_nonblocking_meet.go)
+
 	_ [collStatePad]byte
 }
 
 // collStatePad fills collState to 384 bytes, a size class whose objects
 // the allocator places at multiples of 64 bytes (cache lines) from a
 // page; TestHotLayout checks it.
-const collStatePad = 24
+const collStatePad = 16
 
 func (c *Comm) state() *collState {
 	if c.cst == nil {

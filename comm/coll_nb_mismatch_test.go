@@ -57,7 +57,7 @@ func TestNonBlockingMismatch(t *testing.T) {
 					return errs
 				}
 				want := outcome("blocking")
-				forms := []string{"non-blocking"}
+				forms := []string{"non-blocking", "table"}
 				if persistent[name] && what != "collective" {
 					forms = append(forms, "persistent")
 				}
@@ -78,8 +78,9 @@ func TestNonBlockingMismatch(t *testing.T) {
 
 // callColl runs the collective name of cnt complex128s' worth of elements
 // of typ (rooted at root where it has a root) in form: blocking,
-// non-blocking (started and waited for) or persistent (planned, started,
-// waited for and freed).
+// non-blocking (started and waited for), table (the same after a
+// Barrier, so that the calls meet in the shared table) or persistent
+// (planned, started, waited for and freed).
 func callColl(w *comm.Comm, name, form string, root int, typ comm.Type, cnt int) error {
 	n, me := w.Size(), w.Rank()
 	k := cnt * esz / typ.Size() // elements of typ
@@ -156,7 +157,12 @@ func callColl(w *comm.Comm, name, form string, root int, typ comm.Type, cnt int)
 	switch form {
 	case "blocking":
 		return blocking()
-	case "non-blocking":
+	case "non-blocking", "table":
+		if form == "table" { // set the table up: the calls meet there (coll_nonblocking_meet.go)
+			if err := w.Barrier(); err != nil {
+				return err
+			}
+		}
 		r, err := start()
 		if err != nil {
 			return err

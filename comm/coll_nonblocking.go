@@ -16,7 +16,10 @@ import (
 // meet those of the communicator's other collectives. A rank that comes
 // to Wait for the request before that goroutine took the operation up
 // runs it itself, in Wait (runNB); where every member runs in this
-// process, long vectors are read in place (coll_nonblocking_shm.go).
+// process, long vectors are read in place (coll_nonblocking_shm.go), and
+// once a blocking collective has set up the communicator's shared table,
+// the calls meet there first, where short Ibarrier, Ibcast and Iallreduce
+// complete without a goroutine (coll_nonblocking_meet.go).
 //
 // The request the caller gets is a receive posted on that private context,
 // from the caller to itself, which no message matches: the goroutine
@@ -57,7 +60,7 @@ func (c *Comm) Ibarrier() (*Request, error) {
 		return nil, err
 	}
 	defer c.leave()
-	return c.startNB(what, collSig{kind: kBarrier, t: Byte}, nil, nil, func(x *collCall) { x.Dissemination() })
+	return c.startNB(what, collSig{kind: kBarrier, t: Byte}, nil, nil, nbFast{ok: true}, func(x *collCall) { x.Dissemination() })
 }
 
 // Ibcast starts a broadcast (see [Comm.Bcast]) with a binomial tree or,
@@ -78,7 +81,8 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 	}
 	alg := c.nbPick(coll.Bcast, len(buf))
 	sig := collSig{kind: kBcast, root: root, t: t, n: len(buf)}
-	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), func(x *collCall) {
+	fast := nbFast{ok: alg != coll.SharedMemory && !c.pinned(coll.Bcast), recv: buf}
+	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), fast, func(x *collCall) {
 		if alg == coll.SharedMemory {
 			x.bcastShared(buf, root)
 			return
@@ -105,7 +109,8 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 		recv = alignedBytes(len(send))
 	}
 	alg := c.nbPick(coll.Allreduce, len(send))
-	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, func(x *collCall) {
+	fast := nbFast{ok: alg != coll.SharedMemory && !c.pinned(coll.Allreduce), send: send, recv: recv}
+	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, fast, func(x *collCall) {
 		switch {
 		case c.size == 1:
 			if x.OK() && !same(send, recv) {
@@ -201,7 +206,16 @@ func (c *Comm) Iexscan(send, recv []byte, t Type, op Op) (*Request, error) {
 // startNB makes the private context and the request, and starts on a
 // goroutine of its own the agreement on sig and local (coll_agree.go),
 // then run.
-func (c *Comm) startNB(what string, sig collSig, op Op, local error, run func(x *collCall)) (*Request, error) {
+func (c *Comm) startNB(what string, sig collSig, op Op, local error, fast nbFast, run func(x *collCall)) (*Request, error) {
+	if t := c.nbTable(); t != nil {
+		return c.meetNB(t, what, sig, op, local, fast, func(p *Comm, quiet bool) error {
+			x := p.coll().newCall(what, sig.t, op, quiet)
+			x.Fail(local)
+			x.agreeOn(what, sig)
+			run(x)
+			return x.Result()
+		})
+	}
 	p, r, err := c.newNB(what)
 	if err != nil {
 		return nil, err
@@ -238,11 +252,18 @@ func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*
 		return nil, err
 	}
 	defer c.leave()
+	shared := c.sharedMemory()
+	if t := c.nbTable(); t != nil {
+		return c.meetNB(t, what, collSig{}, nil, nil, nbFast{}, func(p *Comm, quiet bool) error {
+			p.cst = &collState{local: -1, hierSeen: true, quiet: quiet, private: true, shared: shared}
+			return f(p)
+		})
+	}
 	p, r, err := c.newNB(what)
 	if err != nil {
 		return nil, err
 	}
-	p.cst = &collState{local: -1, hierSeen: true, quiet: true, private: true, shared: c.sharedMemory()}
+	p.cst = &collState{local: -1, hierSeen: true, quiet: true, private: true, shared: shared}
 	c.runNB(r, func(quiet bool) error {
 		p.cst.quiet = quiet
 		return f(p)
@@ -255,9 +276,7 @@ func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*
 // matches, which Cancel refuses.
 func (c *Comm) newNB(what string) (*Comm, *engine.Request, error) {
 	c.kids++
-	p := newComm(c.ep, childContext(c.ctx, c.kids, colorNonBlocking), c.rank, c.size, c.ranks,
-		fmt.Sprintf("%s.%s%d", c, what, c.kids))
-	p.shareLife(c)
+	p := c.nbComm(what, c.kids)
 	r, err := p.doneRequest(what)
 	if err != nil {
 		return nil, nil, err

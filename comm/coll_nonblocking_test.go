@@ -181,11 +181,19 @@ func TestNonBlockingErrors(t *testing.T) {
 }
 
 // nbStarts are non-blocking collectives the failure tests start on every
-// rank: a point-to-point one, and a long Iallreduce, which goroutine
-// ranks run through shared memory (coll_nonblocking_shm.go).
+// rank (of 4): point-to-point ones, short ones that the shared table
+// completes where it is used (coll_nonblocking_meet.go), and a long
+// Iallreduce, which goroutine ranks run through shared memory
+// (coll_nonblocking_shm.go).
 var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
 	"Ibarrier": func(w *comm.Comm) (*comm.Request, error) { return w.Ibarrier() },
 	"Ibcast":   func(w *comm.Comm) (*comm.Request, error) { return w.Ibcast(garbage(100), comm.Byte, 0) },
+	"Iallreduce short": func(w *comm.Comm) (*comm.Request, error) {
+		return w.Iallreduce(input(w.Rank(), 5, 1), garbage(5*esz), comm.Complex128, affine)
+	},
+	"Igather": func(w *comm.Comm) (*comm.Request, error) {
+		return w.Igather(input(w.Rank(), 5, 1), garbage(4*5*esz), comm.Complex128, 0)
+	},
 	"Iallreduce shared": func(w *comm.Comm) (*comm.Request, error) {
 		return w.Iallreduce(input(w.Rank(), 5000, 1), garbage(5000*esz), comm.Complex128, affine)
 	},
@@ -195,24 +203,49 @@ var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
 // deadlock, and the goroutines of the others end with the run.
 func TestNonBlockingDeadlock(t *testing.T) {
 	for name, start := range nbStarts {
-		t.Run(name, func(t *testing.T) {
-			err := mpgo.Run(4, func(w *comm.Comm) error {
-				if w.Rank() == 2 {
-					_, err := w.Recv(nil, comm.Byte, 0, 5)
-					return err
-				}
-				r, err := start(w)
-				if err != nil {
-					return err
-				}
-				_, err = r.Wait()
-				return err
+		for _, warm := range []bool{false, true} {
+			t.Run(fmt.Sprint(name, "/table=", warm), func(t *testing.T) {
+				testNonBlockingDeadlock(t, start, warm)
 			})
-			if !errors.Is(err, comm.ErrDeadlock) {
-				t.Fatalf("Run = %v, want a deadlock", err)
-			}
-		})
+		}
 	}
+}
+
+// testNonBlockingDeadlock is TestNonBlockingDeadlock's case; warm: after
+// a Barrier, so that the calls meet in the shared table.
+func testNonBlockingDeadlock(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), warm bool) {
+	err := mpgo.Run(4, func(w *comm.Comm) error {
+		if err := barrierIf(w, warm); err != nil {
+			return err
+		}
+		if w.Rank() == 2 {
+			_, err := w.Recv(nil, comm.Byte, 0, 5)
+			return err
+		}
+		return startWait(w, start)
+	})
+	if !errors.Is(err, comm.ErrDeadlock) {
+		t.Fatalf("Run = %v, want a deadlock", err)
+	}
+}
+
+// barrierIf calls a Barrier when warm: it sets up the shared table, where
+// the non-blocking collectives after it meet (coll_nonblocking_meet.go).
+func barrierIf(w *comm.Comm, warm bool) error {
+	if !warm {
+		return nil
+	}
+	return w.Barrier()
+}
+
+// startWait starts a non-blocking collective and waits for it.
+func startWait(w *comm.Comm, start func(w *comm.Comm) (*comm.Request, error)) error {
+	r, err := start(w)
+	if err != nil {
+		return err
+	}
+	_, err = r.Wait()
+	return err
 }
 
 // A run that ends with non-blocking collectives never completed (a rank
@@ -233,25 +266,36 @@ func TestNonBlockingAbandoned(t *testing.T) {
 // A rank that fails aborts the others' non-blocking collectives.
 func TestNonBlockingAbort(t *testing.T) {
 	for name, start := range nbStarts {
-		t.Run(name, func(t *testing.T) {
-			err := mpgo.Run(4, func(w *comm.Comm) error {
-				if w.Rank() == 0 {
-					time.Sleep(5 * time.Millisecond)
-					return errBoom
-				}
-				r, err := start(w)
-				if err != nil {
-					return err
-				}
-				if _, err := r.Wait(); !errors.Is(err, comm.ErrAborted) {
-					return fmt.Errorf("Wait = %v, want ErrAborted", err)
-				}
-				return nil
+		for _, warm := range []bool{false, true} {
+			t.Run(fmt.Sprint(name, "/table=", warm), func(t *testing.T) {
+				testNonBlockingAbort(t, start, warm)
 			})
-			if !errors.Is(err, errBoom) {
-				t.Fatalf("Run = %v", err)
-			}
-		})
+		}
+	}
+}
+
+// testNonBlockingAbort is TestNonBlockingAbort's case; warm as in
+// testNonBlockingDeadlock.
+func testNonBlockingAbort(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), warm bool) {
+	err := mpgo.Run(4, func(w *comm.Comm) error {
+		if err := barrierIf(w, warm); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			time.Sleep(5 * time.Millisecond)
+			return errBoom
+		}
+		r, err := start(w)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, comm.ErrAborted) {
+			return fmt.Errorf("Wait = %v, want ErrAborted", err)
+		}
+		return nil
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Run = %v", err)
 	}
 }
 

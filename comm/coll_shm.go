@@ -88,6 +88,9 @@ type shmComm struct {
 	// the last arriver at that gate, from the rows, and read by the
 	// members once through it. Nil on a communicator too small to combine.
 	rows, result [2][]byte
+	// nb is where the members' non-blocking collectives meet
+	// (coll_nonblocking_meet.go).
+	nb *nbTable
 }
 
 // shmSlot is one member's arguments to the current collective.
@@ -208,7 +211,7 @@ func (c *Comm) shm() (*shmComm, error) {
 	}
 	cc := c.coll()
 	if c.rank == 0 {
-		s := &shmComm{n: c.size, gate: gate{n: int32(c.size), yields: gateYields(c.ep.Yields()), spins: c.ep.Spins()}}
+		s := &shmComm{n: c.size, gate: gate{n: int32(c.size), yields: gateYields(c.ep.Yields()), spins: c.ep.Spins()}, nb: new(nbTable)}
 		s.self = uintptr(unsafe.Pointer(s))
 		for p := range s.slots {
 			s.slots[p] = make([]shmSlot, c.size)

@@ -218,6 +218,31 @@ func BenchmarkCollIallreduce(b *testing.B) {
 	}
 }
 
+// BenchmarkCollIbarrier: Ibarrier started and waited for at once beside
+// the blocking Barrier, on goroutine ranks (osu_ibarrier's pure time).
+func BenchmarkCollIbarrier(b *testing.B) {
+	for _, n := range []int{2, 4, 8} {
+		for _, nb := range []bool{true, false} {
+			name := "Barrier"
+			if nb {
+				name = "Ibarrier"
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
+				osu(b, n, func(*comm.Comm) error { return nil }, func(w *comm.Comm) error {
+					if !nb {
+						return w.Barrier()
+					}
+					r, err := w.Ibarrier()
+					if err == nil {
+						_, err = r.Wait()
+					}
+					return err
+				})
+			})
+		}
+	}
+}
+
 // BenchmarkManyRanks is issue 17's scale figure: Barrier and an 8-byte
 // Allreduce (two float32, Sum) on 10,000 and 100,000 goroutine ranks,
 // the slowest rank's time per call (osu-ns). The bar: each at most 100 ms

@@ -175,6 +175,16 @@ func (r *Request) GotBuf() *buffer.Buf { return r.gotBuf }
 // false, and does nothing, when r matched already.
 func (r *Request) Retract(err error) bool { return r.ep.retract(r, err) }
 
+// Take removes r from its queue without completing it, and reports
+// whether it did; false when r was matched or completed already (an
+// abort, the deadlock detector). A taken r is the caller's to complete
+// (Complete): nobody else can meanwhile, so the caller may first write
+// what r's owner reads once r completes.
+func (r *Request) Take() bool {
+	in := r.in
+	return in != nil && in.unqueue(r)
+}
+
 // Ready reports whether r completed.
 func (r *Request) Ready() bool {
 	if !r.done() {

@@ -1,0 +1,166 @@
+package comm_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/mpgo/mpgo"
+	"github.com/mpgo/mpgo/comm"
+)
+
+// Non-blocking collectives that meet in the shared table (after a
+// blocking collective set it up): short ones completed there by the last
+// arriver, long ones and the other collectives started from there, many in
+// flight at once, beside point-to-point traffic and blocking collectives,
+// in place, on 1–17 and 64 ranks; every result against the sequential
+// reference (affine maps: a reduction out of rank order fails).
+func TestNonBlockingMeet(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8, 13, 17, 64} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			run(t, n, func(w *comm.Comm) error {
+				me := w.Rank()
+				if err := w.Barrier(); err != nil { // sets the table up
+					return err
+				}
+				for round := range 3 {
+					root := (round*5 + 1) % n
+					short, long := 1+round, 5000 // long: 80 KB, through shared memory
+					type check struct {
+						what      string
+						got, want []byte
+					}
+					var checks []check
+					var rs []*comm.Request
+					start := func(r *comm.Request, err error) error {
+						rs = append(rs, r)
+						return err
+					}
+					if err := start(w.Ibarrier()); err != nil {
+						return err
+					}
+					for _, cnt := range []int{0, short, long} {
+						buf := garbage(cnt * esz)
+						if me == root {
+							copy(buf, ref(root, cnt, 10+cnt))
+						}
+						if err := start(w.Ibcast(buf, comm.Complex128, root)); err != nil {
+							return err
+						}
+						checks = append(checks, check{fmt.Sprint("ibcast ", cnt), buf, ref(root, cnt, 10+cnt)})
+						send, recv := input(me, cnt, 20+cnt), garbage(cnt*esz)
+						if err := start(w.Iallreduce(send, recv, comm.Complex128, affine)); err != nil {
+							return err
+						}
+						checks = append(checks, check{fmt.Sprint("iallreduce ", cnt), recv, fold(0, n, cnt, 20+cnt)})
+						in := input(me, cnt, 30+cnt)
+						if err := start(w.Iallreduce(in, in, comm.Complex128, affine)); err != nil {
+							return err
+						}
+						checks = append(checks, check{fmt.Sprint("iallreduce in place ", cnt), in, fold(0, n, cnt, 30+cnt)})
+					}
+					gsend, grecv := input(me, short, 40), garbage(n*short*esz)
+					if err := start(w.Iallgather(gsend, grecv, comm.Complex128)); err != nil {
+						return err
+					}
+					var want []byte
+					for r := range n {
+						want = append(want, ref(r, short, 40)...)
+					}
+					checks = append(checks, check{"iallgather", grecv, want})
+					// Point-to-point and a blocking collective while they
+					// are in flight.
+					next, prev := (me+1)%n, (me-1+n)%n
+					if _, err := w.Sendrecv(payload(8, 1), comm.Byte, next, 0, make([]byte, 8), comm.Byte, prev, 0); err != nil {
+						return err
+					}
+					ar := garbage(2 * esz)
+					if err := w.Allreduce(input(me, 2, 50), ar, comm.Complex128, affine); err != nil {
+						return err
+					}
+					checks = append(checks, check{"allreduce", ar, fold(0, n, 2, 50)})
+					// Completed in another order than started.
+					for i := len(rs) - 1; i >= 0; i-- {
+						if _, err := rs[i].Wait(); err != nil {
+							return fmt.Errorf("round %d, request %d: %w", round, i, err)
+						}
+					}
+					for _, c := range checks {
+						if !bytes.Equal(c.got, c.want) {
+							return fmt.Errorf("round %d: rank %d: %s: wrong result", round, me, c.what)
+						}
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// A rank whose arguments are wrong on their own (here a send buffer of a
+// part of an element) fails the call of every member with its error's
+// sentinel, in the table as elsewhere; nothing is written, and the
+// communicator goes on.
+func TestNonBlockingMeetLocalError(t *testing.T) {
+	run(t, 4, func(w *comm.Comm) error {
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		send, recv := input(w.Rank(), 3, 1), garbage(3*esz)
+		if w.Rank() == 2 {
+			send = send[:3*esz-1]
+		}
+		r, err := w.Iallreduce(send, recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, comm.ErrArg) && !errors.Is(err, comm.ErrTruncate) {
+			return fmt.Errorf("rank %d: %v", w.Rank(), err)
+		}
+		if !bytes.Equal(recv, garbage(3*esz)) {
+			return fmt.Errorf("rank %d: recv written by a failed call", w.Rank())
+		}
+		return check(w, fold(0, 4, 1, 1))
+	})
+}
+
+// A member whose request fails while the meeting waits for others (here
+// the deadlock detector's verdict on every waiting rank) leaves the
+// meeting broken: the member that arrives last afterwards fails with that
+// error, and writes no buffer.
+func TestNonBlockingMeetBroken(t *testing.T) {
+	late := make(chan error, 1)
+	err := mpgo.Run(3, func(w *comm.Comm) error {
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		send, recv := input(w.Rank(), 2, 1), garbage(2*esz)
+		if w.Rank() == 2 {
+			_, err := w.Recv(nil, comm.Byte, 0, 5) // never sent: a deadlock
+			if !errors.Is(err, comm.ErrDeadlock) {
+				return fmt.Errorf("rank 2: Recv = %v", err)
+			}
+			r, err := w.Iallreduce(send, recv, comm.Complex128, affine)
+			if err == nil {
+				_, err = r.Wait()
+			}
+			if err != nil && !bytes.Equal(recv, garbage(2*esz)) {
+				err = errors.New("recv written by a broken call")
+			}
+			late <- err
+			return nil
+		}
+		return startWait(w, func(w *comm.Comm) (*comm.Request, error) {
+			return w.Iallreduce(send, recv, comm.Complex128, affine)
+		})
+	})
+	if !errors.Is(err, comm.ErrDeadlock) {
+		t.Fatalf("Run = %v, want a deadlock", err)
+	}
+	if err := <-late; err == nil {
+		t.Fatal("the last arriver's call succeeded after the others failed")
+	} else if !errors.Is(err, comm.ErrDeadlock) && !errors.Is(err, comm.ErrAborted) {
+		t.Fatalf("the last arriver's call: %v", err)
+	}
+}
