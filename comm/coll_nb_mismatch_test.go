@@ -57,7 +57,7 @@ func TestNonBlockingMismatch(t *testing.T) {
 					return errs
 				}
 				want := outcome("blocking")
-				forms := []string{"non-blocking", "table"}
+				forms := []string{"non-blocking", "dup", "dup-barrier"}
 				if persistent[name] && what != "collective" {
 					forms = append(forms, "persistent")
 				}
@@ -78,10 +78,17 @@ func TestNonBlockingMismatch(t *testing.T) {
 
 // callColl runs the collective name of cnt complex128s' worth of elements
 // of typ (rooted at root where it has a root) in form: blocking,
-// non-blocking (started and waited for), table (the same after a
-// Barrier, so that the calls meet in the shared table) or persistent
-// (planned, started, waited for and freed).
+// non-blocking (started and waited for; on the world, or as nbModes
+// names, on a duplicate: dup or dup-barrier) or persistent (planned,
+// started, waited for and freed).
 func callColl(w *comm.Comm, name, form string, root int, typ comm.Type, cnt int) error {
+	if form == "dup" || form == "dup-barrier" {
+		d, err := nbComm(w, form)
+		if err != nil {
+			return err
+		}
+		w, form = d, "non-blocking"
+	}
 	n, me := w.Size(), w.Rank()
 	k := cnt * esz / typ.Size() // elements of typ
 	b := func(c int) []byte { return garbage(c * esz) }
@@ -157,12 +164,7 @@ func callColl(w *comm.Comm, name, form string, root int, typ comm.Type, cnt int)
 	switch form {
 	case "blocking":
 		return blocking()
-	case "non-blocking", "table":
-		if form == "table" { // set the table up: the calls meet there (coll_nonblocking_meet.go)
-			if err := w.Barrier(); err != nil {
-				return err
-			}
-		}
+	case "non-blocking":
 		r, err := start()
 		if err != nil {
 			return err

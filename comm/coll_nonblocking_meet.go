@@ -10,8 +10,9 @@ import (
 
 // Non-blocking collectives that meet in a table.
 //
-// Where every member of a communicator runs in this process and its
-// shared-memory table exists (a blocking collective set it up), the
+// Where every member of a communicator runs in this process and it has
+// a table (the world communicator of such a world from the start, any
+// other once a blocking collective set its shared memory up), the
 // members' non-blocking collectives meet in that table instead of each
 // starting a goroutine on a private communicator at once: the k-th call
 // of every member lands in the table's k-th meeting (members call
@@ -82,10 +83,18 @@ type nbFast struct {
 }
 
 // nbTable returns the table c's non-blocking collectives meet in, nil
-// where they do not (see above).
+// where they do not (see above). The world communicator of a world whose
+// ranks all run here has one from the start, kept by the world; the
+// others get theirs with their shared-memory table.
 func (c *Comm) nbTable() *nbTable {
 	if c.size == 1 || c.ct != nil {
 		return nil
+	}
+	if c.ctx == worldContext {
+		if !c.sharedMemory() {
+			return nil
+		}
+		return c.ep.World().Shared(func() any { return new(nbTable) }).(*nbTable)
 	}
 	st := c.state()
 	if st.shm == nil || st.private {
@@ -109,19 +118,18 @@ func (c *Comm) meetNB(t *nbTable, what string, sig collSig, op Op, local error, 
 	if err != nil {
 		return nil, err
 	}
-	m.r = r
-	if p != nil {
-		// It runs as the other non-blocking collectives do, from now on
-		// (and in Wait, if the rank comes there first: runNB).
-		c.runNB(r, func(quiet bool) error { return slow(p, quiet) })
-		m.started = true
-	}
+	m.r, m.started = r, p != nil
 	st := c.state()
 	seq := st.nbSeq
 	st.nbSeq++
 	if e := t.arrive(seq, c.rank, c.size, &m); e != nil {
 		e.settle()
 		t.release(e)
+	}
+	if p != nil {
+		// It runs as the other non-blocking collectives do, from now on
+		// (and in Wait, if the rank comes there first: runNB).
+		c.runNB(r, func(quiet bool) error { return slow(p, quiet) })
 	}
 	return user(r), nil
 }

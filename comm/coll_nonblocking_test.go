@@ -45,56 +45,68 @@ func TestIbarrier(t *testing.T) {
 func TestIbcastIallreduce(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8, 13} {
 		for _, cnt := range []int{0, 5, 9000} {
-			t.Run(fmt.Sprint(n, "/", cnt), func(t *testing.T) {
-				run(t, n, func(w *comm.Comm) error {
-					me := w.Rank()
-					root := n / 2
-					// Three operations in flight at once, completed in another order.
-					buf := garbage(cnt * esz)
-					if me == root {
-						copy(buf, ref(root, cnt, 1))
-					}
-					rb, err := w.Ibcast(buf, comm.Complex128, root)
-					if err != nil {
-						return err
-					}
-					send, recv := input(me, cnt, 2), garbage(cnt*esz)
-					ra, err := w.Iallreduce(send, recv, comm.Complex128, affine)
-					if err != nil {
-						return err
-					}
-					inPlace := input(me, cnt, 3)
-					ri, err := w.Iallreduce(inPlace, inPlace, comm.Complex128, affine)
-					if err != nil {
-						return err
-					}
-					select {
-					case <-ri.Done():
-					case <-time.After(10 * time.Second):
-						return errors.New("Done never closed")
-					}
-					if i, _, err := comm.WaitAny(ra, rb); err != nil || i < 0 {
-						return fmt.Errorf("WaitAny: %d, %v", i, err)
-					}
-					if err := comm.WaitAll(ra, rb, ri); err != nil {
-						return err
-					}
-					if _, ok, err := ra.Test(); !ok || err != nil {
-						return fmt.Errorf("Test after Wait: %v %v", ok, err)
-					}
-					switch {
-					case !bytes.Equal(buf, ref(root, cnt, 1)):
-						return fmt.Errorf("ibcast: rank %d: wrong data", me)
-					case !bytes.Equal(recv, fold(0, n, cnt, 2)):
-						return fmt.Errorf("iallreduce: rank %d: wrong result", me)
-					case !bytes.Equal(inPlace, fold(0, n, cnt, 3)):
-						return fmt.Errorf("iallreduce in place: rank %d: wrong result", me)
-					}
-					return nil
+			for _, mode := range nbModes {
+				t.Run(fmt.Sprint(n, "/", cnt, "/", mode), func(t *testing.T) {
+					testIbcastIallreduce(t, n, cnt, mode)
 				})
-			})
+			}
 		}
 	}
+}
+
+// testIbcastIallreduce is TestIbcastIallreduce's case, on the
+// communicator of mode (nbModes).
+func testIbcastIallreduce(t *testing.T, n, cnt int, mode string) {
+	run(t, n, func(w *comm.Comm) error {
+		w, err := nbComm(w, mode)
+		if err != nil {
+			return err
+		}
+		me := w.Rank()
+		root := n / 2
+		// Three operations in flight at once, completed in another order.
+		buf := garbage(cnt * esz)
+		if me == root {
+			copy(buf, ref(root, cnt, 1))
+		}
+		rb, err := w.Ibcast(buf, comm.Complex128, root)
+		if err != nil {
+			return err
+		}
+		send, recv := input(me, cnt, 2), garbage(cnt*esz)
+		ra, err := w.Iallreduce(send, recv, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		inPlace := input(me, cnt, 3)
+		ri, err := w.Iallreduce(inPlace, inPlace, comm.Complex128, affine)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ri.Done():
+		case <-time.After(10 * time.Second):
+			return errors.New("Done never closed")
+		}
+		if i, _, err := comm.WaitAny(ra, rb); err != nil || i < 0 {
+			return fmt.Errorf("WaitAny: %d, %v", i, err)
+		}
+		if err := comm.WaitAll(ra, rb, ri); err != nil {
+			return err
+		}
+		if _, ok, err := ra.Test(); !ok || err != nil {
+			return fmt.Errorf("Test after Wait: %v %v", ok, err)
+		}
+		switch {
+		case !bytes.Equal(buf, ref(root, cnt, 1)):
+			return fmt.Errorf("ibcast: rank %d: wrong data", me)
+		case !bytes.Equal(recv, fold(0, n, cnt, 2)):
+			return fmt.Errorf("iallreduce: rank %d: wrong result", me)
+		case !bytes.Equal(inPlace, fold(0, n, cnt, 3)):
+			return fmt.Errorf("iallreduce in place: rank %d: wrong result", me)
+		}
+		return nil
+	})
 }
 
 // Non-blocking collectives use the pinned point-to-point algorithm.
@@ -203,19 +215,20 @@ var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
 // deadlock, and the goroutines of the others end with the run.
 func TestNonBlockingDeadlock(t *testing.T) {
 	for name, start := range nbStarts {
-		for _, warm := range []bool{false, true} {
-			t.Run(fmt.Sprint(name, "/table=", warm), func(t *testing.T) {
-				testNonBlockingDeadlock(t, start, warm)
+		for _, mode := range nbModes {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				testNonBlockingDeadlock(t, start, mode)
 			})
 		}
 	}
 }
 
-// testNonBlockingDeadlock is TestNonBlockingDeadlock's case; warm: after
-// a Barrier, so that the calls meet in the shared table.
-func testNonBlockingDeadlock(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), warm bool) {
+// testNonBlockingDeadlock is TestNonBlockingDeadlock's case, on the
+// communicator of mode (nbModes).
+func testNonBlockingDeadlock(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), mode string) {
 	err := mpgo.Run(4, func(w *comm.Comm) error {
-		if err := barrierIf(w, warm); err != nil {
+		w, err := nbComm(w, mode)
+		if err != nil {
 			return err
 		}
 		if w.Rank() == 2 {
@@ -229,13 +242,23 @@ func testNonBlockingDeadlock(t *testing.T, start func(w *comm.Comm) (*comm.Reque
 	}
 }
 
-// barrierIf calls a Barrier when warm: it sets up the shared table, where
-// the non-blocking collectives after it meet (coll_nonblocking_meet.go).
-func barrierIf(w *comm.Comm, warm bool) error {
-	if !warm {
-		return nil
+// nbModes are the ways non-blocking collectives run on goroutine ranks
+// (coll_nonblocking_meet.go): on the world communicator, whose calls
+// meet in its table from the start; on a duplicate, whose calls start on
+// goroutines of their own until a blocking collective sets its table up;
+// and on a duplicate after a Barrier.
+var nbModes = []string{"world", "dup", "dup-barrier"}
+
+// nbComm returns the communicator of mode (nbModes) made from w.
+func nbComm(w *comm.Comm, mode string) (*comm.Comm, error) {
+	if mode == "world" {
+		return w, nil
 	}
-	return w.Barrier()
+	d, err := w.Dup()
+	if err == nil && mode == "dup-barrier" {
+		err = d.Barrier()
+	}
+	return d, err
 }
 
 // startWait starts a non-blocking collective and waits for it.
@@ -266,19 +289,20 @@ func TestNonBlockingAbandoned(t *testing.T) {
 // A rank that fails aborts the others' non-blocking collectives.
 func TestNonBlockingAbort(t *testing.T) {
 	for name, start := range nbStarts {
-		for _, warm := range []bool{false, true} {
-			t.Run(fmt.Sprint(name, "/table=", warm), func(t *testing.T) {
-				testNonBlockingAbort(t, start, warm)
+		for _, mode := range nbModes {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				testNonBlockingAbort(t, start, mode)
 			})
 		}
 	}
 }
 
-// testNonBlockingAbort is TestNonBlockingAbort's case; warm as in
-// testNonBlockingDeadlock.
-func testNonBlockingAbort(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), warm bool) {
+// testNonBlockingAbort is TestNonBlockingAbort's case, on the
+// communicator of mode (nbModes).
+func testNonBlockingAbort(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), mode string) {
 	err := mpgo.Run(4, func(w *comm.Comm) error {
-		if err := barrierIf(w, warm); err != nil {
+		w, err := nbComm(w, mode)
+		if err != nil {
 			return err
 		}
 		if w.Rank() == 0 {

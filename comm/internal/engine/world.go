@@ -40,6 +40,9 @@ type World struct {
 	pulls   sync.WaitGroup        // rendezvous payloads pulled on goroutines of their own (remote.go)
 	copiers sync.WaitGroup        // helpers of shared copies into receives (copyin.go)
 
+	shared   atomic.Pointer[any] // what the layer above keeps for the whole world (Shared)
+	sharedMu sync.Mutex
+
 	closed    chan struct{}  // closed by Close: long-lived workers (Endpoint.Go) end
 	closeOnce sync.Once      // closes closed
 	workers   sync.WaitGroup // Endpoint.Go's goroutines, which Close waits for
@@ -218,6 +221,23 @@ func (w *World) Endpoint(rank int) *Endpoint { return &w.eps[rank] }
 
 // World returns the world ep belongs to.
 func (ep *Endpoint) World() *World { return ep.w }
+
+// Shared returns what the layer above keeps for the whole world (comm:
+// the world communicator's table of non-blocking collectives), made by
+// mk on the first call; safe for concurrent use.
+func (w *World) Shared(mk func() any) any {
+	if v := w.shared.Load(); v != nil {
+		return *v
+	}
+	w.sharedMu.Lock()
+	defer w.sharedMu.Unlock()
+	if v := w.shared.Load(); v != nil {
+		return *v
+	}
+	v := mk()
+	w.shared.Store(&v)
+	return v
+}
 
 // Rank returns ep's world rank.
 func (ep *Endpoint) Rank() int { return ep.rank }
