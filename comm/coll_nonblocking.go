@@ -18,8 +18,9 @@ import (
 // runs it itself, in Wait (runNB); where every member runs in this
 // process, long vectors are read in place (coll_nonblocking_shm.go), and
 // once a blocking collective has set up the communicator's shared table,
-// the calls meet there first, where short Ibarrier, Ibcast and Iallreduce
-// complete without a goroutine (coll_nonblocking_meet.go).
+// the calls meet there first, where short Ibarrier, Ibcast, Iallreduce,
+// Iallgather, Ialltoall and Ireduce complete without a goroutine
+// (coll_nonblocking_meet.go).
 //
 // The request the caller gets is a receive posted on that private context,
 // from the caller to itself, which no message matches: the goroutine
@@ -150,10 +151,12 @@ func (c *Comm) Iscatterv(send []byte, counts, displs []int, recv []byte, t Type,
 
 // Iallgather starts an Allgather (see [Comm.Allgather]); where every
 // member runs in this process, 64 KiB or more in all are read from the
-// members' buffers in place (shared memory).
+// members' buffers in place (shared memory), and less completes in the
+// communicator's table (coll_nonblocking_meet.go).
 func (c *Comm) Iallgather(send, recv []byte, t Type) (*Request, error) {
 	const what = "iallgather"
-	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Allgather(send, recv, t) })
+	return c.startNBCallIn(what, checkType(what, t), func() nbCall { return c.allgatherCall(what, send, recv, t) },
+		func(p *Comm) error { return p.Allgather(send, recv, t) })
 }
 
 // Iallgatherv starts an Allgatherv (see [Comm.Allgatherv]).
@@ -164,10 +167,12 @@ func (c *Comm) Iallgatherv(send, recv []byte, counts, displs []int, t Type) (*Re
 
 // Ialltoall starts an Alltoall (see [Comm.Alltoall]); where every
 // member runs in this process, send buffers of 64 KiB or more are read in
-// place (shared memory).
+// place (shared memory), and shorter ones (not in place) complete in the
+// communicator's table (coll_nonblocking_meet.go).
 func (c *Comm) Ialltoall(send, recv []byte, t Type) (*Request, error) {
 	const what = "ialltoall"
-	return c.startNBCall(what, checkType(what, t), func(p *Comm) error { return p.Alltoall(send, recv, t) })
+	return c.startNBCallIn(what, checkType(what, t), func() nbCall { return c.alltoallCall(what, send, recv, t) },
+		func(p *Comm) error { return p.Alltoall(send, recv, t) })
 }
 
 // Ialltoallv starts an Alltoallv (see [Comm.Alltoallv]).
@@ -178,10 +183,14 @@ func (c *Comm) Ialltoallv(send []byte, scounts, sdispls []int, recv []byte, rcou
 	})
 }
 
-// Ireduce starts a Reduce (see [Comm.Reduce]).
+// Ireduce starts a Reduce (see [Comm.Reduce]); where every member runs
+// in this process, one of less than 64 KiB completes in the
+// communicator's table (coll_nonblocking_meet.go).
 func (c *Comm) Ireduce(send, recv []byte, t Type, op Op, root int) (*Request, error) {
 	const what = "ireduce"
-	return c.startNBCall(what, cmpErr(c.checkReduce(what, t, op), c.checkRoot(what, root)), func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
+	return c.startNBCallIn(what, cmpErr(c.checkReduce(what, t, op), c.checkRoot(what, root)),
+		func() nbCall { return c.reduceCall(what, send, recv, t, op, root) },
+		func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
 }
 
 // IreduceScatterBlock starts a ReduceScatterBlock (see
@@ -245,6 +254,12 @@ func (c *Comm) startNB(what string, sig collSig, op Op, local error, fast nbFast
 // run in this process reads their buffers in place instead
 // (coll_nonblocking_shm.go).
 func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*Request, error) {
+	return c.startNBCallIn(what, invalid, nil, f)
+}
+
+// startNBCallIn is startNBCall for a collective that may complete in its
+// communicator's table: call, when not nil, says how (nbCall).
+func (c *Comm) startNBCallIn(what string, invalid error, call func() nbCall, f func(p *Comm) error) (*Request, error) {
 	if invalid != nil {
 		return nil, invalid
 	}
@@ -254,7 +269,11 @@ func (c *Comm) startNBCall(what string, invalid error, f func(p *Comm) error) (*
 	defer c.leave()
 	shared := c.sharedMemory()
 	if t := c.nbTable(); t != nil {
-		return c.meetNB(t, what, collSig{}, nil, nil, nbFast{}, func(p *Comm, quiet bool) error {
+		var x nbCall
+		if call != nil {
+			x = call()
+		}
+		return c.meetNB(t, what, x.sig, x.op, x.local, x.fast, func(p *Comm, quiet bool) error {
 			p.cst = &collState{local: -1, hierSeen: true, quiet: quiet, private: true, shared: shared}
 			return f(p)
 		})

@@ -20,7 +20,8 @@ import (
 // and returns. The last member to arrive settles the meeting:
 //
 //   - When every member's call can complete in the table (a barrier, a
-//     short broadcast or allreduce: nbFast), it agrees on the arguments
+//     short broadcast, allreduce, allgather, alltoall or reduce: nbFast),
+//     it agrees on the arguments
 //     as the other forms do (coll_agree.go: the same checks, the same
 //     sentinels), takes every member's request off its queue, does the
 //     operation for all of them — their buffers belong to the operation
@@ -80,6 +81,63 @@ type nbMember struct {
 type nbFast struct {
 	ok         bool
 	send, recv []byte // Iallreduce's vectors; Ibcast's buffer in recv
+}
+
+// nbCall is what a call brings to its meeting besides the operation on
+// its private communicator: what it must agree on with the others, its
+// op, its own argument error, and whether and how it completes in the
+// table.
+type nbCall struct {
+	sig   collSig
+	op    Op
+	local error
+	fast  nbFast
+}
+
+// allgatherCall is Iallgather's nbCall: the checks of Allgather.
+func (c *Comm) allgatherCall(what string, send, recv []byte, t Type) nbCall {
+	n, me := c.size, c.rank
+	local := whole(what, "send buffer", send, t)
+	if same(send, recv) {
+		if len(recv)%n != 0 && local == nil {
+			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
+		}
+		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
+	} else if local == nil {
+		local = checkGathered(what, "receive", send, recv, n*len(send))
+	}
+	k := len(send)
+	return nbCall{sig: collSig{kind: kAllgather, t: t, n: k}, local: local,
+		fast: nbFast{ok: n*k < nbSharedMin && !c.pinned(coll.Allgather), send: send, recv: recv}}
+}
+
+// alltoallCall is Ialltoall's nbCall: the checks of Alltoall. In place,
+// it does not complete in the table (a member's blocks would be
+// overwritten before the others read them).
+func (c *Comm) alltoallCall(what string, send, recv []byte, t Type) nbCall {
+	local := whole(what, "send buffer", send, t)
+	if local == nil {
+		switch {
+		case len(send) != len(recv):
+			local = fmt.Errorf("comm: %s: send buffer of %d bytes, receive buffer of %d: %w", what, len(send), len(recv), ErrArg)
+		case len(send)%c.size != 0:
+			local = fmt.Errorf("comm: %s: %d bytes is not %d blocks: %w", what, len(send), c.size, ErrArg)
+		case !same(send, recv) && overlap(send, recv):
+			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
+		}
+	}
+	return nbCall{sig: collSig{kind: kAlltoall, t: t, n: len(send)}, local: local,
+		fast: nbFast{ok: len(send) < nbSharedMin && !same(send, recv) && !c.pinned(coll.Alltoall), send: send, recv: recv}}
+}
+
+// reduceCall is Ireduce's nbCall: the checks of Reduce.
+func (c *Comm) reduceCall(what string, send, recv []byte, t Type, op Op, root int) nbCall {
+	local := whole(what, "send buffer", send, t)
+	if c.rank == root && local == nil {
+		local = checkInOut(what, send, recv)
+	}
+	return nbCall{sig: collSig{kind: kReduce, root: root, t: t, n: len(send)}, op: op, local: local,
+		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Reduce), send: send, recv: recv}}
 }
 
 // nbTable returns the table c's non-blocking collectives meet in, nil
@@ -288,7 +346,7 @@ func (e *nbMeet) run() {
 				copy(ms[i].fast.recv, src)
 			}
 		}
-	case kAllreduce:
+	case kAllreduce, kReduce:
 		if cap(e.acc) < s.n {
 			e.acc = alignedBytes(s.n)
 		}
@@ -298,8 +356,27 @@ func (e *nbMeet) run() {
 		for i := 1; i < len(ms); i++ {
 			op(acc, ms[i].fast.send)
 		}
+		if s.kind == kReduce {
+			copy(ms[s.root].fast.recv, acc)
+			return
+		}
 		for i := range ms {
 			copy(ms[i].fast.recv, acc)
+		}
+	case kAllgather: // s.n bytes a block; in place, a member's send is its own block of recv
+		for i := range ms {
+			for j := range ms {
+				if dst := ms[i].fast.recv[j*s.n : (j+1)*s.n]; !same(dst, ms[j].fast.send) {
+					copy(dst, ms[j].fast.send)
+				}
+			}
+		}
+	case kAlltoall: // never in place (alltoallCall)
+		k := s.n / len(ms)
+		for i := range ms {
+			for j := range ms {
+				copy(ms[i].fast.recv[j*k:(j+1)*k], ms[j].fast.send[i*k:(i+1)*k])
+			}
 		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 // Non-blocking collectives that meet in a communicator's table (a
 // duplicate's, after a blocking collective set it up; the world's is
-// there from the start, and the other tests use it): short ones completed there by the last
+// there from the start, and the other tests use it): short ones
+// (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce) completed there by the last
 // arriver, long ones and the other collectives started from there, many in
 // flight at once, beside point-to-point traffic and blocking collectives,
 // in place, on 1–17 and 64 ranks; every result against the sequential
@@ -71,6 +72,30 @@ func TestNonBlockingMeet(t *testing.T) {
 						want = append(want, ref(r, short, 40)...)
 					}
 					checks = append(checks, check{"iallgather", grecv, want})
+					gin := garbage(n * short * esz) // in place: the caller's block is there already
+					copy(gin[me*short*esz:], ref(me, short, 40))
+					if err := start(w.Iallgather(gin, gin, comm.Complex128)); err != nil {
+						return err
+					}
+					checks = append(checks, check{"iallgather in place", gin, want})
+					tsend, trecv := input(me, n*short, 60), garbage(n*short*esz)
+					if err := start(w.Ialltoall(tsend, trecv, comm.Complex128)); err != nil {
+						return err
+					}
+					var twant []byte
+					for r := range n {
+						twant = append(twant, inputAt(r, me*short, short, 60)...)
+					}
+					checks = append(checks, check{"ialltoall", trecv, twant})
+					rsend, rrecv := input(me, short, 70), garbage(short*esz)
+					if err := start(w.Ireduce(rsend, rrecv, comm.Complex128, affine, root)); err != nil {
+						return err
+					}
+					rwant := garbage(short * esz)
+					if me == root {
+						rwant = fold(0, n, short, 70)
+					}
+					checks = append(checks, check{"ireduce", rrecv, rwant})
 					// Point-to-point and a blocking collective while they
 					// are in flight.
 					next, prev := (me+1)%n, (me-1+n)%n

@@ -3,6 +3,7 @@ package typed_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,27 +219,59 @@ func BenchmarkCollIallreduce(b *testing.B) {
 	}
 }
 
-// BenchmarkCollIbarrier: Ibarrier started and waited for at once beside
-// the blocking Barrier, on goroutine ranks (osu_ibarrier's pure time).
-func BenchmarkCollIbarrier(b *testing.B) {
+// BenchmarkCollShortNB: short non-blocking collectives started and
+// waited for at once (osu_i*'s pure time) beside their blocking forms, on
+// goroutine ranks: Barrier, and Alltoall, Allgather and Reduce (to rank 0)
+// of one float64 a block.
+func BenchmarkCollShortNB(b *testing.B) {
+	type op struct {
+		name     string
+		blocking func(c *typed.Comm[float64], send, recv []float64) error
+		start    func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error)
+	}
+	ops := []op{
+		{"Barrier", func(c *typed.Comm[float64], _, _ []float64) error { return c.Barrier() },
+			func(c *typed.Comm[float64], _, _ []float64) (*comm.Request, error) { return c.Ibarrier() }},
+		{"Alltoall", func(c *typed.Comm[float64], send, recv []float64) error { return c.Alltoall(send, recv) },
+			func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error) {
+				return c.Ialltoall(send, recv)
+			}},
+		{"Allgather", func(c *typed.Comm[float64], send, recv []float64) error { return c.Allgather(send[:1], recv) },
+			func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error) {
+				return c.Iallgather(send[:1], recv)
+			}},
+		{"Reduce", func(c *typed.Comm[float64], send, recv []float64) error {
+			return c.Reduce(send[:1], recv[:1], typed.Sum, 0)
+		},
+			func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error) {
+				return c.Ireduce(send[:1], recv[:1], typed.Sum, 0)
+			}},
+	}
 	for _, n := range []int{2, 4, 8} {
-		for _, nb := range []bool{true, false} {
-			name := "Barrier"
-			if nb {
-				name = "Ibarrier"
-			}
-			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
-				osu(b, n, func(*comm.Comm) error { return nil }, func(w *comm.Comm) error {
-					if !nb {
-						return w.Barrier()
-					}
-					r, err := w.Ibarrier()
-					if err == nil {
-						_, err = r.Wait()
-					}
-					return err
+		for _, o := range ops {
+			for _, nb := range []bool{true, false} {
+				name := o.name
+				if nb {
+					name = "I" + strings.ToLower(name[:1]) + name[1:]
+				}
+				b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
+					mine := make([]reduceRank, n)
+					osu(b, n, func(w *comm.Comm) error {
+						mine[w.Rank()] = newReduceRank(w, n)
+						return nil
+					}, func(w *comm.Comm) error {
+						m := mine[w.Rank()]
+						if !nb {
+							return o.blocking(m.c, m.send, m.recv)
+						}
+						r, err := o.start(m.c, m.send, m.recv)
+						if err == nil {
+							_, err = r.Wait()
+						}
+						return err
+					})
 				})
-			})
+			}
 		}
 	}
 }
