@@ -20,109 +20,125 @@ import (
 // reference (affine maps: a reduction out of rank order fails).
 func TestNonBlockingMeet(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8, 13, 17, 64} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			run(t, n, func(w *comm.Comm) error {
-				me := w.Rank()
-				w, err := nbComm(w, "dup-barrier") // the table of a communicator other than the world's
-				if err != nil {
+		for _, mode := range nbModes {
+			t.Run(fmt.Sprint(n, "/", mode), func(t *testing.T) {
+				testNonBlockingMeet(t, n, mode)
+			})
+		}
+	}
+}
+
+// testNonBlockingMeet is TestNonBlockingMeet's case on the communicator
+// of mode (nbModes): on a duplicate without a Barrier, the first round's
+// calls start on goroutines of their own and are still in flight when
+// its blocking Allreduce sets the table up, where the call after it and
+// every later one meet.
+func testNonBlockingMeet(t *testing.T, n int, mode string) {
+	run(t, n, func(w *comm.Comm) error {
+		me := w.Rank()
+		w, err := nbComm(w, mode)
+		if err != nil {
+			return err
+		}
+		for round := range 3 {
+			root := (round*5 + 1) % n
+			short, long := 1+round, 5000 // long: 80 KB, through shared memory
+			type check struct {
+				what      string
+				got, want []byte
+			}
+			var checks []check
+			var rs []*comm.Request
+			start := func(r *comm.Request, err error) error {
+				rs = append(rs, r)
+				return err
+			}
+			if err := start(w.Ibarrier()); err != nil {
+				return err
+			}
+			for _, cnt := range []int{0, short, long} {
+				buf := garbage(cnt * esz)
+				if me == root {
+					copy(buf, ref(root, cnt, 10+cnt))
+				}
+				if err := start(w.Ibcast(buf, comm.Complex128, root)); err != nil {
 					return err
 				}
-				for round := range 3 {
-					root := (round*5 + 1) % n
-					short, long := 1+round, 5000 // long: 80 KB, through shared memory
-					type check struct {
-						what      string
-						got, want []byte
-					}
-					var checks []check
-					var rs []*comm.Request
-					start := func(r *comm.Request, err error) error {
-						rs = append(rs, r)
-						return err
-					}
-					if err := start(w.Ibarrier()); err != nil {
-						return err
-					}
-					for _, cnt := range []int{0, short, long} {
-						buf := garbage(cnt * esz)
-						if me == root {
-							copy(buf, ref(root, cnt, 10+cnt))
-						}
-						if err := start(w.Ibcast(buf, comm.Complex128, root)); err != nil {
-							return err
-						}
-						checks = append(checks, check{fmt.Sprint("ibcast ", cnt), buf, ref(root, cnt, 10+cnt)})
-						send, recv := input(me, cnt, 20+cnt), garbage(cnt*esz)
-						if err := start(w.Iallreduce(send, recv, comm.Complex128, affine)); err != nil {
-							return err
-						}
-						checks = append(checks, check{fmt.Sprint("iallreduce ", cnt), recv, fold(0, n, cnt, 20+cnt)})
-						in := input(me, cnt, 30+cnt)
-						if err := start(w.Iallreduce(in, in, comm.Complex128, affine)); err != nil {
-							return err
-						}
-						checks = append(checks, check{fmt.Sprint("iallreduce in place ", cnt), in, fold(0, n, cnt, 30+cnt)})
-					}
-					gsend, grecv := input(me, short, 40), garbage(n*short*esz)
-					if err := start(w.Iallgather(gsend, grecv, comm.Complex128)); err != nil {
-						return err
-					}
-					var want []byte
-					for r := range n {
-						want = append(want, ref(r, short, 40)...)
-					}
-					checks = append(checks, check{"iallgather", grecv, want})
-					gin := garbage(n * short * esz) // in place: the caller's block is there already
-					copy(gin[me*short*esz:], ref(me, short, 40))
-					if err := start(w.Iallgather(gin, gin, comm.Complex128)); err != nil {
-						return err
-					}
-					checks = append(checks, check{"iallgather in place", gin, want})
-					tsend, trecv := input(me, n*short, 60), garbage(n*short*esz)
-					if err := start(w.Ialltoall(tsend, trecv, comm.Complex128)); err != nil {
-						return err
-					}
-					var twant []byte
-					for r := range n {
-						twant = append(twant, inputAt(r, me*short, short, 60)...)
-					}
-					checks = append(checks, check{"ialltoall", trecv, twant})
-					rsend, rrecv := input(me, short, 70), garbage(short*esz)
-					if err := start(w.Ireduce(rsend, rrecv, comm.Complex128, affine, root)); err != nil {
-						return err
-					}
-					rwant := garbage(short * esz)
-					if me == root {
-						rwant = fold(0, n, short, 70)
-					}
-					checks = append(checks, check{"ireduce", rrecv, rwant})
-					// Point-to-point and a blocking collective while they
-					// are in flight.
-					next, prev := (me+1)%n, (me-1+n)%n
-					if _, err := w.Sendrecv(payload(8, 1), comm.Byte, next, 0, make([]byte, 8), comm.Byte, prev, 0); err != nil {
-						return err
-					}
-					ar := garbage(2 * esz)
-					if err := w.Allreduce(input(me, 2, 50), ar, comm.Complex128, affine); err != nil {
-						return err
-					}
-					checks = append(checks, check{"allreduce", ar, fold(0, n, 2, 50)})
-					// Completed in another order than started.
-					for i := len(rs) - 1; i >= 0; i-- {
-						if _, err := rs[i].Wait(); err != nil {
-							return fmt.Errorf("round %d, request %d: %w", round, i, err)
-						}
-					}
-					for _, c := range checks {
-						if !bytes.Equal(c.got, c.want) {
-							return fmt.Errorf("round %d: rank %d: %s: wrong result", round, me, c.what)
-						}
-					}
+				checks = append(checks, check{fmt.Sprint("ibcast ", cnt), buf, ref(root, cnt, 10+cnt)})
+				send, recv := input(me, cnt, 20+cnt), garbage(cnt*esz)
+				if err := start(w.Iallreduce(send, recv, comm.Complex128, affine)); err != nil {
+					return err
 				}
-				return nil
-			})
-		})
-	}
+				checks = append(checks, check{fmt.Sprint("iallreduce ", cnt), recv, fold(0, n, cnt, 20+cnt)})
+				in := input(me, cnt, 30+cnt)
+				if err := start(w.Iallreduce(in, in, comm.Complex128, affine)); err != nil {
+					return err
+				}
+				checks = append(checks, check{fmt.Sprint("iallreduce in place ", cnt), in, fold(0, n, cnt, 30+cnt)})
+			}
+			gsend, grecv := input(me, short, 40), garbage(n*short*esz)
+			if err := start(w.Iallgather(gsend, grecv, comm.Complex128)); err != nil {
+				return err
+			}
+			var want []byte
+			for r := range n {
+				want = append(want, ref(r, short, 40)...)
+			}
+			checks = append(checks, check{"iallgather", grecv, want})
+			gin := garbage(n * short * esz) // in place: the caller's block is there already
+			copy(gin[me*short*esz:], ref(me, short, 40))
+			if err := start(w.Iallgather(gin, gin, comm.Complex128)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"iallgather in place", gin, want})
+			tsend, trecv := input(me, n*short, 60), garbage(n*short*esz)
+			if err := start(w.Ialltoall(tsend, trecv, comm.Complex128)); err != nil {
+				return err
+			}
+			var twant []byte
+			for r := range n {
+				twant = append(twant, inputAt(r, me*short, short, 60)...)
+			}
+			checks = append(checks, check{"ialltoall", trecv, twant})
+			rsend, rrecv := input(me, short, 70), garbage(short*esz)
+			if err := start(w.Ireduce(rsend, rrecv, comm.Complex128, affine, root)); err != nil {
+				return err
+			}
+			rwant := garbage(short * esz)
+			if me == root {
+				rwant = fold(0, n, short, 70)
+			}
+			checks = append(checks, check{"ireduce", rrecv, rwant})
+			// Point-to-point and a blocking collective while they
+			// are in flight.
+			next, prev := (me+1)%n, (me-1+n)%n
+			if _, err := w.Sendrecv(payload(8, 1), comm.Byte, next, 0, make([]byte, 8), comm.Byte, prev, 0); err != nil {
+				return err
+			}
+			ar := garbage(2 * esz)
+			if err := w.Allreduce(input(me, 2, 50), ar, comm.Complex128, affine); err != nil {
+				return err
+			}
+			checks = append(checks, check{"allreduce", ar, fold(0, n, 2, 50)})
+			after := garbage(short * esz)
+			if err := start(w.Iallreduce(input(me, short, 80), after, comm.Complex128, affine)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"iallreduce after the allreduce", after, fold(0, n, short, 80)})
+			// Completed in another order than started.
+			for i := len(rs) - 1; i >= 0; i-- {
+				if _, err := rs[i].Wait(); err != nil {
+					return fmt.Errorf("round %d, request %d: %w", round, i, err)
+				}
+			}
+			for _, c := range checks {
+				if !bytes.Equal(c.got, c.want) {
+					return fmt.Errorf("round %d: rank %d: %s: wrong result", round, me, c.what)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // A rank whose arguments are wrong on their own (here a send buffer of a
