@@ -19,7 +19,8 @@ import (
 // process, long vectors are read in place (coll_nonblocking_shm.go), and
 // once a blocking collective has set up the communicator's shared table,
 // the calls meet there first, where short Ibarrier, Ibcast, Iallreduce,
-// Iallgather, Ialltoall and Ireduce complete without a goroutine
+// Iallgather, Ialltoall, Ireduce, Iscan and Iexscan complete without a
+// goroutine
 // (coll_nonblocking_meet.go).
 //
 // The request the caller gets is a receive posted on that private context,
@@ -200,16 +201,21 @@ func (c *Comm) IreduceScatterBlock(send, recv []byte, t Type, op Op) (*Request, 
 	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.ReduceScatterBlock(send, recv, t, op) })
 }
 
-// Iscan starts a Scan (see [Comm.Scan]).
+// Iscan starts a Scan (see [Comm.Scan]); where every member runs in this
+// process, one of less than 64 KiB completes in the communicator's table
+// (coll_nonblocking_meet.go).
 func (c *Comm) Iscan(send, recv []byte, t Type, op Op) (*Request, error) {
 	const what = "iscan"
-	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.Scan(send, recv, t, op) })
+	return c.startNBCallIn(what, c.checkReduce(what, t, op), func() nbCall { return c.scanCall(what, send, recv, t, op, false) },
+		func(p *Comm) error { return p.Scan(send, recv, t, op) })
 }
 
-// Iexscan starts an Exscan (see [Comm.Exscan]).
+// Iexscan starts an Exscan (see [Comm.Exscan]); short ones complete in
+// the table as Iscan's do.
 func (c *Comm) Iexscan(send, recv []byte, t Type, op Op) (*Request, error) {
 	const what = "iexscan"
-	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.Exscan(send, recv, t, op) })
+	return c.startNBCallIn(what, c.checkReduce(what, t, op), func() nbCall { return c.scanCall(what, send, recv, t, op, true) },
+		func(p *Comm) error { return p.Exscan(send, recv, t, op) })
 }
 
 // startNB makes the private context and the request, and starts on a

@@ -20,7 +20,8 @@ import (
 // and returns. The last member to arrive settles the meeting:
 //
 //   - When every member's call can complete in the table (a barrier, a
-//     short broadcast, allreduce, allgather, alltoall or reduce: nbFast),
+//     short broadcast, allreduce, allgather, alltoall, reduce, scan or
+//     exscan: nbFast),
 //     it agrees on the arguments
 //     as the other forms do (coll_agree.go: the same checks, the same
 //     sentinels), takes every member's request off its queue, does the
@@ -138,6 +139,20 @@ func (c *Comm) reduceCall(what string, send, recv []byte, t Type, op Op, root in
 	}
 	return nbCall{sig: collSig{kind: kReduce, root: root, t: t, n: len(send)}, op: op, local: local,
 		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Reduce), send: send, recv: recv}}
+}
+
+// scanCall is Iscan's and Iexscan's nbCall: the checks of Scan.
+func (c *Comm) scanCall(what string, send, recv []byte, t Type, op Op, exclusive bool) nbCall {
+	local := whole(what, "send buffer", send, t)
+	if local == nil {
+		local = checkInOut(what, send, recv)
+	}
+	kind := kScan
+	if exclusive {
+		kind = kExscan
+	}
+	return nbCall{sig: collSig{kind: kind, t: t, n: len(send)}, op: op, local: local,
+		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Scan), send: send, recv: recv}}
 }
 
 // nbTable returns the table c's non-blocking collectives meet in, nil
@@ -362,6 +377,27 @@ func (e *nbMeet) run() {
 		}
 		for i := range ms {
 			copy(ms[i].fast.recv, acc)
+		}
+	case kScan, kExscan: // in rank order; in place, a member's send is read before its recv is written
+		if cap(e.acc) < 2*s.n {
+			e.acc = alignedBytes(2 * s.n)
+		}
+		acc, prev := e.acc[:s.n], e.acc[s.n:2*s.n]
+		copy(acc, ms[0].fast.send)
+		if s.kind == kScan {
+			copy(ms[0].fast.recv, acc)
+		}
+		op := ms[0].op
+		for i := 1; i < len(ms); i++ {
+			if s.kind == kExscan {
+				copy(prev, acc)
+			}
+			op(acc, ms[i].fast.send)
+			if s.kind == kExscan {
+				copy(ms[i].fast.recv, prev)
+			} else {
+				copy(ms[i].fast.recv, acc)
+			}
 		}
 	case kAllgather: // s.n bytes a block; in place, a member's send is its own block of recv
 		for i := range ms {

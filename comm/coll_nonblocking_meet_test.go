@@ -13,7 +13,8 @@ import (
 // Non-blocking collectives that meet in a communicator's table (a
 // duplicate's, after a blocking collective set it up; the world's is
 // there from the start, and the other tests use it): short ones
-// (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce) completed there by the last
+// (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce, Iscan,
+// Iexscan) completed there by the last
 // arriver, long ones and the other collectives started from there, many in
 // flight at once, beside point-to-point traffic and blocking collectives,
 // in place, on 1–17 and 64 ranks; every result against the sequential
@@ -109,6 +110,25 @@ func testNonBlockingMeet(t *testing.T, n int, mode string) {
 				rwant = fold(0, n, short, 70)
 			}
 			checks = append(checks, check{"ireduce", rrecv, rwant})
+			ssend, srecv := input(me, short, 90), garbage(short*esz)
+			if err := start(w.Iscan(ssend, srecv, comm.Complex128, affine)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"iscan", srecv, fold(0, me+1, short, 90)})
+			sin := input(me, short, 91)
+			if err := start(w.Iscan(sin, sin, comm.Complex128, affine)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"iscan in place", sin, fold(0, me+1, short, 91)})
+			xin := input(me, short, 92) // in place: rank 0's stays as it is
+			if err := start(w.Iexscan(xin, xin, comm.Complex128, affine)); err != nil {
+				return err
+			}
+			xwant := ref(0, short, 92)
+			if me > 0 {
+				xwant = fold(0, me, short, 92)
+			}
+			checks = append(checks, check{"iexscan in place", xin, xwant})
 			// Point-to-point and a blocking collective while they
 			// are in flight.
 			next, prev := (me+1)%n, (me-1+n)%n
