@@ -82,9 +82,8 @@ func (c *Comm) Ibcast(buf []byte, t Type, root int) (*Request, error) {
 		return nil, err
 	}
 	alg := c.nbPick(coll.Bcast, len(buf))
-	sig := collSig{kind: kBcast, root: root, t: t, n: len(buf)}
-	fast := nbFast{ok: alg != coll.SharedMemory && !c.pinned(coll.Bcast), recv: buf}
-	return c.startNB(what, sig, nil, whole(what, "buffer", buf, t), fast, func(x *collCall) {
+	call := c.bcastCall(what, buf, t, root)
+	return c.startNB(what, call.sig, nil, call.local, call.fast, func(x *collCall) {
 		if alg == coll.SharedMemory {
 			x.bcastShared(buf, root)
 			return
@@ -103,16 +102,12 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 		return nil, err
 	}
 	defer c.leave()
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		local = checkInOut(what, send, recv)
-	}
-	if local != nil {
-		recv = alignedBytes(len(send))
+	call := c.allreduceCall(what, send, recv, t, op)
+	if call.local != nil {
+		recv = alignedBytes(len(send)) // go on, to fail with the others
 	}
 	alg := c.nbPick(coll.Allreduce, len(send))
-	fast := nbFast{ok: alg != coll.SharedMemory && !c.pinned(coll.Allreduce), send: send, recv: recv}
-	return c.startNB(what, collSig{kind: kAllreduce, t: t, n: len(send)}, op, local, fast, func(x *collCall) {
+	return c.startNB(what, call.sig, op, call.local, call.fast, func(x *collCall) {
 		switch {
 		case c.size == 1:
 			if x.OK() && !same(send, recv) {

@@ -21,10 +21,9 @@ import (
 //
 //   - When every member's call can complete in the table (a barrier, a
 //     short broadcast, allreduce, allgather, alltoall, reduce, scan or
-//     exscan: nbFast),
-//     it agrees on the arguments
-//     as the other forms do (coll_agree.go: the same checks, the same
-//     sentinels), takes every member's request off its queue, does the
+//     exscan: nbFast), it agrees on the arguments as the other forms do
+//     (coll_agree.go: the same checks, the same sentinels), takes every
+//     member's request off its queue, does the
 //     operation for all of them — their buffers belong to the operation
 //     until their requests complete — and completes the requests. No
 //     goroutine is started and nobody is woken but the members already
@@ -81,7 +80,7 @@ type nbMember struct {
 // means it cannot.
 type nbFast struct {
 	ok         bool
-	send, recv []byte // Iallreduce's vectors; Ibcast's buffer in recv
+	send, recv []byte // the call's buffers (Ibcast's in recv; Iallgather's send, in place, its own block of recv)
 }
 
 // nbCall is what a call brings to its meeting besides the operation on
@@ -95,7 +94,25 @@ type nbCall struct {
 	fast  nbFast
 }
 
-// allgatherCall is Iallgather's nbCall: the checks of Allgather.
+// bcastCall is Ibcast's and BcastInit's nbCall.
+func (c *Comm) bcastCall(what string, buf []byte, t Type, root int) *nbCall {
+	return &nbCall{sig: collSig{kind: kBcast, root: root, t: t, n: len(buf)}, local: whole(what, "buffer", buf, t),
+		fast: nbFast{ok: len(buf) < nbSharedMin && !c.pinned(coll.Bcast), recv: buf}}
+}
+
+// allreduceCall is Iallreduce's and AllreduceInit's nbCall: the checks of
+// Allreduce.
+func (c *Comm) allreduceCall(what string, send, recv []byte, t Type, op Op) *nbCall {
+	local := whole(what, "send buffer", send, t)
+	if local == nil {
+		local = checkInOut(what, send, recv)
+	}
+	return &nbCall{sig: collSig{kind: kAllreduce, t: t, n: len(send)}, op: op, local: local,
+		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Allreduce), send: send, recv: recv}}
+}
+
+// allgatherCall is Iallgather's and AllgatherInit's nbCall: the checks of
+// Allgather.
 func (c *Comm) allgatherCall(what string, send, recv []byte, t Type) nbCall {
 	n, me := c.size, c.rank
 	local := whole(what, "send buffer", send, t)
@@ -112,7 +129,8 @@ func (c *Comm) allgatherCall(what string, send, recv []byte, t Type) nbCall {
 		fast: nbFast{ok: n*k < nbSharedMin && !c.pinned(coll.Allgather), send: send, recv: recv}}
 }
 
-// alltoallCall is Ialltoall's nbCall: the checks of Alltoall. In place,
+// alltoallCall is Ialltoall's and AlltoallInit's nbCall: the checks of
+// Alltoall. In place,
 // it does not complete in the table (a member's blocks would be
 // overwritten before the others read them).
 func (c *Comm) alltoallCall(what string, send, recv []byte, t Type) nbCall {
@@ -131,7 +149,7 @@ func (c *Comm) alltoallCall(what string, send, recv []byte, t Type) nbCall {
 		fast: nbFast{ok: len(send) < nbSharedMin && !same(send, recv) && !c.pinned(coll.Alltoall), send: send, recv: recv}}
 }
 
-// reduceCall is Ireduce's nbCall: the checks of Reduce.
+// reduceCall is Ireduce's and ReduceInit's nbCall: the checks of Reduce.
 func (c *Comm) reduceCall(what string, send, recv []byte, t Type, op Op, root int) nbCall {
 	local := whole(what, "send buffer", send, t)
 	if c.rank == root && local == nil {
@@ -192,19 +210,25 @@ func (c *Comm) meetNB(t *nbTable, what string, sig collSig, op Op, local error, 
 		return nil, err
 	}
 	m.r, m.started = r, p != nil
-	st := c.state()
-	seq := st.nbSeq
-	st.nbSeq++
-	if e := t.arrive(seq, c.rank, c.size, &m); e != nil {
-		e.settle()
-		t.release(e)
-	}
+	c.meet(t, &m)
 	if p != nil {
 		// It runs as the other non-blocking collectives do, from now on
 		// (and in Wait, if the rank comes there first: runNB).
 		c.runNB(r, func(quiet bool) error { return slow(p, quiet) })
 	}
 	return user(r), nil
+}
+
+// meet leaves m, the caller's next collective call, in its meeting in t,
+// and settles the meeting when m was its last member.
+func (c *Comm) meet(t *nbTable, m *nbMember) {
+	st := c.state()
+	seq := st.nbSeq
+	st.nbSeq++
+	if e := t.arrive(seq, c.rank, c.size, m); e != nil {
+		e.settle()
+		t.release(e)
+	}
 }
 
 // arrive leaves m, rank's call number seq, in its meeting, and returns
@@ -248,8 +272,9 @@ func (e *nbMeet) settle() {
 		if !ms[i].fast.ok {
 			// Some member runs the operation on the private
 			// communicator: so do the others, which waited here.
-			for _, m := range ms { // copies: the meeting is reused once settled
-				if !m.started {
+			for i := range ms {
+				if !ms[i].started {
+					m := ms[i] // a copy: the meeting is reused once settled
 					m.c.ep.Help(func() { m.r.Retract(m.slow(m.c.nbComm(m.what, m.kid), true)) })
 				}
 			}
@@ -328,18 +353,22 @@ func (e *nbMeet) disagree() bool {
 }
 
 // broken fails the requests of a meeting whose member i's request was
-// failed first (an abort, the deadlock detector), with that error; the
-// requests of members before i are taken already. No buffer is touched:
-// a member whose request failed may have gone on with its buffers.
+// failed first, by an abort or the deadlock detector (nothing else
+// completes it), with that cause; the requests of members before i are
+// taken already. No buffer is touched: a member whose request failed may
+// have gone on with its buffers. Nor is member i's request read: a
+// persistent collective's (pooled) may be recycled by now.
 func (e *nbMeet) broken(i int) {
 	ms := e.members
-	<-ms[i].r.Done()
-	_, cause := ms[i].r.Result()
+	cause := ms[i].c.ep.Err()
+	if cause == nil {
+		cause = ErrDeadlock
+	}
 	for j := range ms {
 		if j == i {
 			continue
 		}
-		err := fmt.Errorf("comm: %s: rank %d: %w", ms[j].what, i, cause)
+		err := fmt.Errorf("comm: %s: rank %d's call failed first: %w", ms[j].what, i, cause)
 		if j < i {
 			ms[j].r.Complete(engine.Status{}, err)
 		} else {

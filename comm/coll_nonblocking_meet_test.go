@@ -193,18 +193,30 @@ func TestNonBlockingMeetLocalError(t *testing.T) {
 // meeting broken: the member that arrives last afterwards fails with that
 // error, and writes no buffer.
 func TestNonBlockingMeetBroken(t *testing.T) {
+	for name, start := range map[string]func(w *comm.Comm, send, recv []byte) (*comm.Request, error){
+		"Iallreduce": func(w *comm.Comm, send, recv []byte) (*comm.Request, error) {
+			return w.Iallreduce(send, recv, comm.Complex128, affine)
+		},
+		"AllreduceInit": func(w *comm.Comm, send, recv []byte) (*comm.Request, error) {
+			return started(w.AllreduceInit(send, recv, comm.Complex128, affine))
+		},
+	} {
+		t.Run(name, func(t *testing.T) { testNonBlockingMeetBroken(t, start) })
+	}
+}
+
+// testNonBlockingMeetBroken is TestNonBlockingMeetBroken's case, with the
+// collective that start starts.
+func testNonBlockingMeetBroken(t *testing.T, start func(w *comm.Comm, send, recv []byte) (*comm.Request, error)) {
 	late := make(chan error, 1)
 	err := mpgo.Run(3, func(w *comm.Comm) error {
-		if err := w.Barrier(); err != nil {
-			return err
-		}
 		send, recv := input(w.Rank(), 2, 1), garbage(2*esz)
 		if w.Rank() == 2 {
 			_, err := w.Recv(nil, comm.Byte, 0, 5) // never sent: a deadlock
 			if !errors.Is(err, comm.ErrDeadlock) {
 				return fmt.Errorf("rank 2: Recv = %v", err)
 			}
-			r, err := w.Iallreduce(send, recv, comm.Complex128, affine)
+			r, err := start(w, send, recv)
 			if err == nil {
 				_, err = r.Wait()
 			}
@@ -214,9 +226,7 @@ func TestNonBlockingMeetBroken(t *testing.T) {
 			late <- err
 			return nil
 		}
-		return startWait(w, func(w *comm.Comm) (*comm.Request, error) {
-			return w.Iallreduce(send, recv, comm.Complex128, affine)
-		})
+		return startWait(w, func(w *comm.Comm) (*comm.Request, error) { return start(w, send, recv) })
 	})
 	if !errors.Is(err, comm.ErrDeadlock) {
 		t.Fatalf("Run = %v, want a deadlock", err)

@@ -194,7 +194,8 @@ func TestNonBlockingErrors(t *testing.T) {
 
 // nbStarts are non-blocking collectives the failure tests start on every
 // rank (of 4): point-to-point ones, short ones that the shared table
-// completes where it is used (coll_nonblocking_meet.go), and a long
+// completes where it is used (coll_nonblocking_meet.go), persistent
+// ones (planned and started once), and a long
 // Iallreduce, which goroutine ranks run through shared memory
 // (coll_nonblocking_shm.go).
 var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
@@ -203,6 +204,10 @@ var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
 	"Iallreduce short": func(w *comm.Comm) (*comm.Request, error) {
 		return w.Iallreduce(input(w.Rank(), 5, 1), garbage(5*esz), comm.Complex128, affine)
 	},
+	"AllreduceInit short": func(w *comm.Comm) (*comm.Request, error) {
+		return started(w.AllreduceInit(input(w.Rank(), 5, 1), garbage(5*esz), comm.Complex128, affine))
+	},
+	"BarrierInit": func(w *comm.Comm) (*comm.Request, error) { return started(w.BarrierInit()) },
 	"Igather": func(w *comm.Comm) (*comm.Request, error) {
 		return w.Igather(input(w.Rank(), 5, 1), garbage(4*5*esz), comm.Complex128, 0)
 	},
@@ -259,6 +264,14 @@ func nbComm(w *comm.Comm, mode string) (*comm.Comm, error) {
 		err = d.Barrier()
 	}
 	return d, err
+}
+
+// started starts a persistent request just planned (nbStarts).
+func started(r *comm.Request, err error) (*comm.Request, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, r.Start()
 }
 
 // startWait starts a non-blocking collective and waits for it.

@@ -32,6 +32,13 @@ import (
 // outside mpgo, between a start and its Wait leaves the operation where
 // it is meanwhile (MPI's weak progress). A start allocates nothing. The
 // worker lives until [Request.Free] or the end of the run.
+//
+// Where the parent communicator has a table of non-blocking collectives
+// (coll_nonblocking_meet.go), starts meet there as non-blocking calls do,
+// in the same order: a short one waits there on a pooled request of its
+// own, which the last member to arrive completes after doing the
+// operation for all, and the rank's Wait (or the worker) completes the
+// start with its outcome; a long one arrives, then runs as above.
 
 // colorPersistent derives the private context of a persistent collective
 // from its parent's (see childContext).
@@ -58,11 +65,26 @@ type plan struct {
 
 	kickFn func()      // kickWorker, made once (a method value allocates)
 	queued atomic.Bool // kickFn waits in the rank's deferred list
+
+	// A persistent collective's starts meet in its parent's table where
+	// the parent has one, as non-blocking collectives do
+	// (coll_nonblocking_meet.go): c is the parent, what the collective,
+	// call what its starts bring to their meetings (nil for GoInit's
+	// plans, whose starts need not match across ranks), slow the
+	// operation run on p, made once. q is the current start's request in
+	// its meeting, when the start waits there: the rank's Wait or the
+	// worker waits on it, then completes r with its outcome.
+	c    *Comm
+	what string
+	call *nbCall
+	slow func(p *Comm, quiet bool) error
+	q    *engine.Request
 }
 
 // BarrierInit plans a Barrier.
 func (c *Comm) BarrierInit() (*Request, error) {
-	return c.collInit("barrier_init", func(p *Comm) error { return p.Barrier() })
+	return c.collInit("barrier_init", &nbCall{sig: collSig{kind: kBarrier, t: Byte}, fast: nbFast{ok: true}},
+		func(p *Comm) error { return p.Barrier() })
 }
 
 // BcastInit plans a Bcast of buf (see [Comm.Bcast]).
@@ -70,7 +92,7 @@ func (c *Comm) BcastInit(buf []byte, t Type, root int) (*Request, error) {
 	if err := c.checkRooted("bcast_init", t, root); err != nil {
 		return nil, err
 	}
-	return c.collInit("bcast_init", func(p *Comm) error { return p.Bcast(buf, t, root) })
+	return c.collInit("bcast_init", c.bcastCall("bcast_init", buf, t, root), func(p *Comm) error { return p.Bcast(buf, t, root) })
 }
 
 // ReduceInit plans a Reduce (see [Comm.Reduce]).
@@ -81,7 +103,8 @@ func (c *Comm) ReduceInit(send, recv []byte, t Type, op Op, root int) (*Request,
 	if op == nil {
 		return nil, fmt.Errorf("comm: reduce_init with a nil op: %w", ErrArg)
 	}
-	return c.collInit("reduce_init", func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
+	call := c.reduceCall("reduce_init", send, recv, t, op, root)
+	return c.collInit("reduce_init", &call, func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
 }
 
 // AllreduceInit plans an Allreduce (see [Comm.Allreduce]).
@@ -89,7 +112,8 @@ func (c *Comm) AllreduceInit(send, recv []byte, t Type, op Op) (*Request, error)
 	if err := c.checkReduce("allreduce_init", t, op); err != nil {
 		return nil, err
 	}
-	return c.collInit("allreduce_init", func(p *Comm) error { return p.Allreduce(send, recv, t, op) })
+	return c.collInit("allreduce_init", c.allreduceCall("allreduce_init", send, recv, t, op),
+		func(p *Comm) error { return p.Allreduce(send, recv, t, op) })
 }
 
 // AllgatherInit plans an Allgather (see [Comm.Allgather]).
@@ -97,7 +121,8 @@ func (c *Comm) AllgatherInit(send, recv []byte, t Type) (*Request, error) {
 	if err := checkType("allgather_init", t); err != nil {
 		return nil, err
 	}
-	return c.collInit("allgather_init", func(p *Comm) error { return p.Allgather(send, recv, t) })
+	call := c.allgatherCall("allgather_init", send, recv, t)
+	return c.collInit("allgather_init", &call, func(p *Comm) error { return p.Allgather(send, recv, t) })
 }
 
 // AlltoallInit plans an Alltoall (see [Comm.Alltoall]).
@@ -105,12 +130,13 @@ func (c *Comm) AlltoallInit(send, recv []byte, t Type) (*Request, error) {
 	if err := checkType("alltoall_init", t); err != nil {
 		return nil, err
 	}
-	return c.collInit("alltoall_init", func(p *Comm) error { return p.Alltoall(send, recv, t) })
+	call := c.alltoallCall("alltoall_init", send, recv, t)
+	return c.collInit("alltoall_init", &call, func(p *Comm) error { return p.Alltoall(send, recv, t) })
 }
 
 // collInit makes the plan of a persistent collective that runs run on its
 // private communicator, and its request (inactive until started).
-func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) {
+func (c *Comm) collInit(what string, call *nbCall, run func(p *Comm) error) (*Request, error) {
 	if err := c.begin(what); err != nil {
 		return nil, err
 	}
@@ -120,7 +146,13 @@ func (c *Comm) collInit(what string, run func(p *Comm) error) (*Request, error) 
 		fmt.Sprintf("%s.%s%d", c, what, c.kids))
 	p.shareLife(c)
 	p.cst = &collState{local: -1, hierSeen: true, private: true, shared: c.sharedMemory(), keep: true}
-	return c.planInit(p, run), nil
+	r, pl := c.planInit(p, run)
+	pl.c, pl.what, pl.call = c, what, call
+	pl.slow = func(_ *Comm, quiet bool) error {
+		p.cst.quiet = quiet
+		return run(p)
+	}
+	return r, nil
 }
 
 // GoInit is Go made persistent (see [Comm.Go] and the persistent
@@ -137,12 +169,13 @@ func (c *Comm) GoInit(f func() error) (*Request, error) {
 	if err := c.usable(); err != nil {
 		return nil, fmt.Errorf("comm: go init: %w", err)
 	}
-	return c.planInit(nil, func(*Comm) error { return f() }), nil
+	r, _ := c.planInit(nil, func(*Comm) error { return f() })
+	return r, nil
 }
 
 // planInit makes the plan that runs run (on p, nil for GoInit's) and its
 // request.
-func (c *Comm) planInit(p *Comm, run func(p *Comm) error) *Request {
+func (c *Comm) planInit(p *Comm, run func(p *Comm) error) (*Request, *plan) {
 	r := c.newReq(engine.KindRecv, false) // never queued: the plan completes it
 	pl := &plan{p: p, run: run, r: r, ep: c.ep, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	pl.kickFn = pl.kickWorker
@@ -151,7 +184,7 @@ func (c *Comm) planInit(p *Comm, run func(p *Comm) error) *Request {
 	r.SetInline(pl.inline)
 	r.SetFree(pl.free)
 	c.ep.Go(pl.work)
-	return user(r)
+	return user(r), pl
 }
 
 // start marks the plan started (Request.Start has rearmed r). The rank
@@ -161,13 +194,54 @@ func (c *Comm) planInit(p *Comm, run func(p *Comm) error) *Request {
 // goroutines, and the operation still progresses while the rank blocks
 // elsewhere.
 func (pl *plan) start(*engine.Request) error {
+	var t *nbTable
+	if pl.call != nil {
+		t = pl.c.nbTable()
+	}
+	var m nbMember
+	if t != nil {
+		x := pl.call
+		m = nbMember{c: pl.c, what: pl.what, sig: x.sig, op: x.op, local: x.local, fast: x.fast, slow: pl.slow, started: !x.fast.ok}
+		if x.fast.ok {
+			// The start waits in its meeting on a request of its own
+			// (pooled: a start allocates nothing), which the last
+			// arriver completes, or an abort or the deadlock detector
+			// fails; set before the start is visible to the worker.
+			q, err := pl.c.coll().startRecv(nil, Byte, pl.c.rank, tagCollNBDone, false, true)
+			if err != nil {
+				return fmt.Errorf("comm: start of %s: %w", pl.what, err)
+			}
+			pl.q, m.r = q, q
+		}
+	}
 	if !pl.state.CompareAndSwap(planIdle, planPending) {
+		if q := pl.q; q != nil {
+			pl.q = nil
+			q.Retract(nil)
+			q.Finish()
+		}
 		return fmt.Errorf("comm: start of a persistent collective that was freed: %w", ErrArg)
+	}
+	if t != nil {
+		pl.c.meet(t, &m)
 	}
 	if pl.queued.CompareAndSwap(false, true) { // once in the list, whatever the starts
 		pl.ep.Defer(pl.kickFn)
 	}
 	return nil
+}
+
+// awaitMeeting ends a start that waited in its meeting (pl.q, taken by
+// the caller, which moved the plan to planRunning): once the meeting
+// completed q, or an abort or the deadlock detector failed it, r
+// completes with that outcome. quiet: the worker waits, not the rank.
+func (pl *plan) awaitMeeting(q *engine.Request, quiet bool) {
+	pl.q = nil
+	if quiet {
+		q.WaitQuiet()
+	}
+	_, _, err := q.Finish()
+	pl.complete(err)
 }
 
 // kickWorker hands a pending start to the worker.
@@ -186,6 +260,10 @@ func (pl *plan) kickWorker() {
 // unless the worker took it up first.
 func (pl *plan) inline() {
 	if pl.state.CompareAndSwap(planPending, planRunning) {
+		if q := pl.q; q != nil {
+			pl.awaitMeeting(q, false)
+			return
+		}
 		if pl.p != nil {
 			pl.p.cst.quiet = false // the rank's goroutine waits as itself
 		}
@@ -206,10 +284,14 @@ func (pl *plan) work() {
 		}
 		if pl.state.CompareAndSwap(planPending, planRunning) {
 			pl.ep.AddHelper(1) // running: see engine.Request.WaitQuiet
-			if pl.p != nil {
-				pl.p.cst.quiet = true
+			if q := pl.q; q != nil {
+				pl.awaitMeeting(q, true)
+			} else {
+				if pl.p != nil {
+					pl.p.cst.quiet = true
+				}
+				pl.complete(pl.run(pl.p))
 			}
-			pl.complete(pl.run(pl.p))
 			pl.ep.AddHelper(-1)
 		}
 	}
