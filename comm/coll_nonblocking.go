@@ -20,8 +20,7 @@ import (
 // once a blocking collective has set up the communicator's shared table,
 // the calls meet there first, where short Ibarrier, Ibcast, Iallreduce,
 // Iallgather, Ialltoall, Ireduce, Iscan and Iexscan complete without a
-// goroutine
-// (coll_nonblocking_meet.go).
+// goroutine (coll_nonblocking_meet.go).
 //
 // The request the caller gets is a receive posted on that private context,
 // from the caller to itself, which no message matches: the goroutine

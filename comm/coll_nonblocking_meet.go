@@ -95,19 +95,19 @@ type nbCall struct {
 }
 
 // bcastCall is Ibcast's and BcastInit's nbCall.
-func (c *Comm) bcastCall(what string, buf []byte, t Type, root int) *nbCall {
-	return &nbCall{sig: collSig{kind: kBcast, root: root, t: t, n: len(buf)}, local: whole(what, "buffer", buf, t),
+func (c *Comm) bcastCall(what string, buf []byte, t Type, root int) nbCall {
+	return nbCall{sig: collSig{kind: kBcast, root: root, t: t, n: len(buf)}, local: whole(what, "buffer", buf, t),
 		fast: nbFast{ok: len(buf) < nbSharedMin && !c.pinned(coll.Bcast), recv: buf}}
 }
 
 // allreduceCall is Iallreduce's and AllreduceInit's nbCall: the checks of
 // Allreduce.
-func (c *Comm) allreduceCall(what string, send, recv []byte, t Type, op Op) *nbCall {
+func (c *Comm) allreduceCall(what string, send, recv []byte, t Type, op Op) nbCall {
 	local := whole(what, "send buffer", send, t)
 	if local == nil {
 		local = checkInOut(what, send, recv)
 	}
-	return &nbCall{sig: collSig{kind: kAllreduce, t: t, n: len(send)}, op: op, local: local,
+	return nbCall{sig: collSig{kind: kAllreduce, t: t, n: len(send)}, op: op, local: local,
 		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Allreduce), send: send, recv: recv}}
 }
 

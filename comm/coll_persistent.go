@@ -92,7 +92,8 @@ func (c *Comm) BcastInit(buf []byte, t Type, root int) (*Request, error) {
 	if err := c.checkRooted("bcast_init", t, root); err != nil {
 		return nil, err
 	}
-	return c.collInit("bcast_init", c.bcastCall("bcast_init", buf, t, root), func(p *Comm) error { return p.Bcast(buf, t, root) })
+	call := c.bcastCall("bcast_init", buf, t, root)
+	return c.collInit("bcast_init", &call, func(p *Comm) error { return p.Bcast(buf, t, root) })
 }
 
 // ReduceInit plans a Reduce (see [Comm.Reduce]).
@@ -112,8 +113,8 @@ func (c *Comm) AllreduceInit(send, recv []byte, t Type, op Op) (*Request, error)
 	if err := c.checkReduce("allreduce_init", t, op); err != nil {
 		return nil, err
 	}
-	return c.collInit("allreduce_init", c.allreduceCall("allreduce_init", send, recv, t, op),
-		func(p *Comm) error { return p.Allreduce(send, recv, t, op) })
+	call := c.allreduceCall("allreduce_init", send, recv, t, op)
+	return c.collInit("allreduce_init", &call, func(p *Comm) error { return p.Allreduce(send, recv, t, op) })
 }
 
 // AllgatherInit plans an Allgather (see [Comm.Allgather]).
