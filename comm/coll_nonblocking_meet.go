@@ -48,12 +48,22 @@ import (
 // nbTable is a communicator's meetings, shared by its members.
 type nbTable struct {
 	mu    sync.Mutex
-	calls map[uint64]*nbMeet // by the members' call count
+	ring  [nbRing]*nbMeet    // meetings by the members' call count, modulo nbRing
+	calls map[uint64]*nbMeet // by the call count, those whose ring slot was taken
 	free  []*nbMeet          // settled meetings, to reuse
 }
 
+// nbRing is how many meetings in flight at once the table finds by
+// index; more (a member that started many calls the others have not
+// reached) go to a map. With a map only, its operations were a fifth of
+// the samples in a CPU profile of short Ibarriers; by index, an 8-byte
+// Iallgather on 2 ranks went from 2.37 to 2.03 µs (medians of 3), the
+// others within noise.
+const nbRing = 32
+
 // nbMeet is one non-blocking collective's meeting.
 type nbMeet struct {
+	seq     uint64 // the members' call count of the meeting
 	arrived int
 	members []nbMember // by rank
 	acc     []byte     // working memory of a reduction
@@ -236,23 +246,36 @@ func (c *Comm) meet(t *nbTable, m *nbMember) {
 func (t *nbTable) arrive(seq uint64, rank, n int, m *nbMember) *nbMeet {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.calls[seq]
+	slot := &t.ring[seq%nbRing]
+	e := *slot
+	if e == nil || e.seq != seq {
+		e = t.calls[seq] // nil in a nil map
+	}
 	if e == nil {
 		if k := len(t.free); k > 0 {
 			e, t.free = t.free[k-1], t.free[:k-1]
 		} else {
 			e = &nbMeet{members: make([]nbMember, n)}
 		}
-		if t.calls == nil {
-			t.calls = make(map[uint64]*nbMeet)
+		e.seq = seq
+		if *slot == nil {
+			*slot = e
+		} else {
+			if t.calls == nil {
+				t.calls = make(map[uint64]*nbMeet)
+			}
+			t.calls[seq] = e
 		}
-		t.calls[seq] = e
 	}
 	e.members[rank] = *m
 	if e.arrived++; e.arrived < n {
 		return nil
 	}
-	delete(t.calls, seq)
+	if *slot == e {
+		*slot = nil
+	} else {
+		delete(t.calls, seq)
+	}
 	return e
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mpgo/mpgo"
 	"github.com/mpgo/mpgo/comm"
@@ -236,4 +237,36 @@ func testNonBlockingMeetBroken(t *testing.T, start func(w *comm.Comm, send, recv
 	} else if !errors.Is(err, comm.ErrDeadlock) && !errors.Is(err, comm.ErrAborted) {
 		t.Fatalf("the last arriver's call: %v", err)
 	}
+}
+
+// Many calls in flight at once, more than the table finds by index
+// (nbRing): rank 1 starts its only once the others started all of
+// theirs, so that most meetings go to the table's map; every one
+// completes with its own result.
+func TestNonBlockingMeetMany(t *testing.T) {
+	const n, calls = 3, 100
+	run(t, n, func(w *comm.Comm) error {
+		me := w.Rank()
+		if me == 1 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		recvs := make([][]byte, calls)
+		rs := make([]*comm.Request, calls)
+		for i := range calls {
+			recvs[i] = garbage(esz)
+			var err error
+			if rs[i], err = w.Iallreduce(input(me, 1, 100+i), recvs[i], comm.Complex128, affine); err != nil {
+				return err
+			}
+		}
+		if err := comm.WaitAll(rs...); err != nil {
+			return err
+		}
+		for i := range calls {
+			if !bytes.Equal(recvs[i], fold(0, n, 1, 100+i)) {
+				return fmt.Errorf("rank %d: call %d: wrong result", me, i)
+			}
+		}
+		return nil
+	})
 }
