@@ -250,7 +250,7 @@ type collState struct {
 	// agreement succeeds (agreed).
 	private, agreed bool
 
-	nbSeq uint64 // non-blocking collectives that met in the shared table so far (coll_nonblocking_meet.go)
+	nbSeq uint64 // non-blocking collectives and persistent starts that met in c's table so far (coll_nonblocking_meet.go)
 
 	_ [collStatePad]byte
 }

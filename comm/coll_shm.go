@@ -88,8 +88,8 @@ type shmComm struct {
 	// the last arriver at that gate, from the rows, and read by the
 	// members once through it. Nil on a communicator too small to combine.
 	rows, result [2][]byte
-	// nb is where the members' non-blocking collectives meet
-	// (coll_nonblocking_meet.go).
+	// nb is where the members' non-blocking collectives and persistent
+	// starts meet (coll_nonblocking_meet.go).
 	nb *nbTable
 }
 
