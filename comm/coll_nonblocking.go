@@ -18,9 +18,8 @@ import (
 // runs it itself, in Wait (runNB); where every member runs in this
 // process, long vectors are read in place (coll_nonblocking_shm.go), and
 // once a blocking collective has set up the communicator's shared table,
-// the calls meet there first, where short Ibarrier, Ibcast, Iallreduce,
-// Iallgather, Ialltoall, Ireduce, Iscan and Iexscan complete without a
-// goroutine (coll_nonblocking_meet.go).
+// the calls meet there first, where the short ones of every form but the
+// v-forms complete without a goroutine (coll_nonblocking_meet.go).
 //
 // The request the caller gets is a receive posted on that private context,
 // from the caller to itself, which no message matches: the goroutine
@@ -120,10 +119,13 @@ func (c *Comm) Iallreduce(send, recv []byte, t Type, op Op) (*Request, error) {
 	})
 }
 
-// Igather starts a Gather (see [Comm.Gather]).
+// Igather starts a Gather (see [Comm.Gather]); where every member runs in
+// this process, one of less than 64 KiB in all completes in the
+// communicator's table (coll_nonblocking_meet.go).
 func (c *Comm) Igather(send, recv []byte, t Type, root int) (*Request, error) {
 	const what = "igather"
-	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Gather(send, recv, t, root) })
+	return c.startNBCallIn(what, c.checkRooted(what, t, root), func() nbCall { return c.gatherCall(what, send, recv, t, root) },
+		func(p *Comm) error { return p.Gather(send, recv, t, root) })
 }
 
 // Igatherv starts a Gatherv (see [Comm.Gatherv]).
@@ -132,10 +134,12 @@ func (c *Comm) Igatherv(send, recv []byte, counts, displs []int, t Type, root in
 	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Gatherv(send, recv, counts, displs, t, root) })
 }
 
-// Iscatter starts a Scatter (see [Comm.Scatter]).
+// Iscatter starts a Scatter (see [Comm.Scatter]); short ones complete in
+// the table as Igather's do.
 func (c *Comm) Iscatter(send, recv []byte, t Type, root int) (*Request, error) {
 	const what = "iscatter"
-	return c.startNBCall(what, c.checkRooted(what, t, root), func(p *Comm) error { return p.Scatter(send, recv, t, root) })
+	return c.startNBCallIn(what, c.checkRooted(what, t, root), func() nbCall { return c.scatterCall(what, send, recv, t, root) },
+		func(p *Comm) error { return p.Scatter(send, recv, t, root) })
 }
 
 // Iscatterv starts a Scatterv (see [Comm.Scatterv]).
@@ -189,10 +193,13 @@ func (c *Comm) Ireduce(send, recv []byte, t Type, op Op, root int) (*Request, er
 }
 
 // IreduceScatterBlock starts a ReduceScatterBlock (see
-// [Comm.ReduceScatterBlock]).
+// [Comm.ReduceScatterBlock]); where every member runs in this process,
+// one of less than 64 KiB completes in the communicator's table
+// (coll_nonblocking_meet.go).
 func (c *Comm) IreduceScatterBlock(send, recv []byte, t Type, op Op) (*Request, error) {
 	const what = "ireduce_scatter_block"
-	return c.startNBCall(what, c.checkReduce(what, t, op), func(p *Comm) error { return p.ReduceScatterBlock(send, recv, t, op) })
+	return c.startNBCallIn(what, c.checkReduce(what, t, op), func() nbCall { return c.reduceScatterCall(what, send, recv, t, op) },
+		func(p *Comm) error { return p.ReduceScatterBlock(send, recv, t, op) })
 }
 
 // Iscan starts a Scan (see [Comm.Scan]); where every member runs in this

@@ -20,8 +20,8 @@ import (
 // and returns. The last member to arrive settles the meeting:
 //
 //   - When every member's call can complete in the table (a barrier, a
-//     short broadcast, allreduce, allgather, alltoall, reduce, scan or
-//     exscan: nbFast), it agrees on the arguments as the other forms do
+//     short broadcast, allreduce, allgather, alltoall, reduce, gather,
+//     scatter, reduce-scatter, scan or exscan: nbFast), it agrees on the arguments as the other forms do
 //     (coll_agree.go: the same checks, the same sentinels), takes every
 //     member's request off its queue, does the
 //     operation for all of them — their buffers belong to the operation
@@ -167,6 +167,74 @@ func (c *Comm) reduceCall(what string, send, recv []byte, t Type, op Op, root in
 	}
 	return nbCall{sig: collSig{kind: kReduce, root: root, t: t, n: len(send)}, op: op, local: local,
 		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Reduce), send: send, recv: recv}}
+}
+
+// gatherCall is Igather's nbCall: the checks of Gather. In place, the
+// root's send is its own block of recv.
+func (c *Comm) gatherCall(what string, send, recv []byte, t Type, root int) nbCall {
+	n, me := c.size, c.rank
+	local := whole(what, "send buffer", send, t)
+	inPlace := me == root && same(send, recv)
+	if inPlace {
+		if len(recv)%n != 0 && local == nil {
+			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
+		}
+		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
+	}
+	k := len(send)
+	if me == root && local == nil && !inPlace {
+		local = checkGathered(what, "receive", send, recv, n*k)
+	}
+	return nbCall{sig: collSig{kind: kGather, root: root, t: t, n: k}, local: local,
+		fast: nbFast{ok: n*k < nbSharedMin && !c.pinned(coll.Gather), send: send, recv: recv}}
+}
+
+// scatterCall is Iscatter's nbCall: the checks of Scatter. In place, the
+// root's recv is its own block of send.
+func (c *Comm) scatterCall(what string, send, recv []byte, t Type, root int) nbCall {
+	n, me := c.size, c.rank
+	local := whole(what, "receive buffer", recv, t)
+	if me == root {
+		switch {
+		case len(send)%n != 0:
+			if local == nil {
+				local = fmt.Errorf("comm: %s: %d bytes to send is not %d blocks: %w", what, len(send), n, ErrArg)
+			}
+		case same(send, recv):
+			recv = send[me*(len(send)/n) : (me+1)*(len(send)/n)]
+		case local == nil:
+			local = checkGathered(what, "send", recv, send, n*len(recv))
+		}
+	}
+	return nbCall{sig: collSig{kind: kScatter, root: root, t: t, n: len(recv)}, local: local,
+		fast: nbFast{ok: n*len(recv) < nbSharedMin && !c.pinned(coll.Scatter), send: send, recv: recv}}
+}
+
+// reduceScatterCall is IreduceScatterBlock's nbCall: the checks of
+// ReduceScatterBlock. In place, send and recv are the whole vector, and
+// the caller's block goes to its start.
+func (c *Comm) reduceScatterCall(what string, send, recv []byte, t Type, op Op) nbCall {
+	n := c.size
+	local := whole(what, "send buffer", send, t)
+	k := len(recv)
+	if same(send, recv) {
+		if len(recv)%n != 0 && local == nil {
+			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
+		}
+		k = len(recv) / n
+	} else if local == nil {
+		switch {
+		case len(send) != n*len(recv):
+			local = fmt.Errorf("comm: %s: send buffer of %d bytes for %d blocks of %d: %w", what, len(send), n, len(recv), ErrArg)
+		case overlap(send, recv):
+			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
+		}
+	}
+	if local == nil && !t.holds(k) {
+		local = fmt.Errorf("comm: %s: blocks of %d bytes are not a whole number of %v: %w", what, k, t, ErrArg)
+	}
+	return nbCall{sig: collSig{kind: kReduceScatter, t: t, n: len(send)}, op: op, local: local,
+		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.ReduceScatter), send: send, recv: recv}}
 }
 
 // scanCall is Iscan's and Iexscan's nbCall: the checks of Scan.
@@ -449,6 +517,34 @@ func (e *nbMeet) run() {
 				copy(ms[i].fast.recv, prev)
 			} else {
 				copy(ms[i].fast.recv, acc)
+			}
+		}
+	case kReduceScatter: // the whole vector first: in place, a member's output overwrites its input
+		if cap(e.acc) < s.n {
+			e.acc = alignedBytes(s.n)
+		}
+		acc := e.acc[:s.n]
+		copy(acc, ms[0].fast.send)
+		op := ms[0].op
+		for i := 1; i < len(ms); i++ {
+			op(acc, ms[i].fast.send)
+		}
+		k := s.n / len(ms)
+		for i := range ms {
+			copy(ms[i].fast.recv[:k], acc[i*k:(i+1)*k])
+		}
+	case kGather: // s.n bytes a block; in place, the root's send is its own block
+		dst := ms[s.root].fast.recv
+		for j := range ms {
+			if b := dst[j*s.n : (j+1)*s.n]; !same(b, ms[j].fast.send) {
+				copy(b, ms[j].fast.send)
+			}
+		}
+	case kScatter: // s.n bytes a block; in place, the root's recv is its own block
+		src := ms[s.root].fast.send
+		for j := range ms {
+			if b := src[j*s.n : (j+1)*s.n]; !same(b, ms[j].fast.recv) {
+				copy(ms[j].fast.recv, b)
 			}
 		}
 	case kAllgather: // s.n bytes a block; in place, a member's send is its own block of recv

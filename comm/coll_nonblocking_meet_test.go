@@ -14,8 +14,8 @@ import (
 // Non-blocking collectives that meet in a communicator's table (a
 // duplicate's, after a blocking collective set it up; the world's is
 // there from the start, and the other tests use it): short ones
-// (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce, Iscan,
-// Iexscan) completed there by the last
+// (Ibarrier, Ibcast, Iallreduce, Iallgather, Ialltoall, Ireduce, Igather,
+// Iscatter, IreduceScatterBlock, Iscan, Iexscan) completed there by the last
 // arriver, long ones and the other collectives started from there, many in
 // flight at once, beside point-to-point traffic and blocking collectives,
 // in place, on 1–17 and 64 ranks; every result against the sequential
@@ -111,6 +111,62 @@ func testNonBlockingMeet(t *testing.T, n int, mode string) {
 				rwant = fold(0, n, short, 70)
 			}
 			checks = append(checks, check{"ireduce", rrecv, rwant})
+			gs, gr := input(me, short, 110), garbage(n*short*esz)
+			if err := start(w.Igather(gs, gr, comm.Complex128, root)); err != nil {
+				return err
+			}
+			gwant := garbage(n * short * esz)
+			if me == root {
+				gwant = nil
+				for r := range n {
+					gwant = append(gwant, ref(r, short, 110)...)
+				}
+			}
+			checks = append(checks, check{"igather", gr, gwant})
+			gip := garbage(n * short * esz) // in place at the root: its block is there already
+			copy(gip[me*short*esz:], ref(me, short, 111))
+			gipSend := gip
+			if me != root {
+				gipSend = input(me, short, 111)
+			}
+			if err := start(w.Igather(gipSend, gip, comm.Complex128, root)); err != nil {
+				return err
+			}
+			if me == root {
+				var want []byte
+				for r := range n {
+					want = append(want, ref(r, short, 111)...)
+				}
+				checks = append(checks, check{"igather in place", gip, want})
+			}
+			scs, scr := input(me, n*short, 120), garbage(short*esz)
+			if err := start(w.Iscatter(scs, scr, comm.Complex128, root)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"iscatter", scr, inputAt(root, me*short, short, 120)})
+			sip := input(me, n*short, 121) // in place at the root: it receives nothing
+			sipRecv := sip
+			if me != root {
+				sipRecv = garbage(short * esz)
+			}
+			if err := start(w.Iscatter(sip, sipRecv, comm.Complex128, root)); err != nil {
+				return err
+			}
+			if me == root {
+				checks = append(checks, check{"iscatter in place", sip, ref(me, n*short, 121)})
+			} else {
+				checks = append(checks, check{"iscatter in place", sipRecv, inputAt(root, me*short, short, 121)})
+			}
+			rss, rsr := input(me, n*short, 130), garbage(short*esz)
+			if err := start(w.IreduceScatterBlock(rss, rsr, comm.Complex128, affine)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"ireduce_scatter_block", rsr, foldAt(0, n, me*short, short, 130)})
+			rip := input(me, n*short, 131)
+			if err := start(w.IreduceScatterBlock(rip, rip, comm.Complex128, affine)); err != nil {
+				return err
+			}
+			checks = append(checks, check{"ireduce_scatter_block in place", rip[:short*esz], foldAt(0, n, me*short, short, 131)})
 			ssend, srecv := input(me, short, 90), garbage(short*esz)
 			if err := start(w.Iscan(ssend, srecv, comm.Complex128, affine)); err != nil {
 				return err
