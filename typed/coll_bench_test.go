@@ -221,8 +221,8 @@ func BenchmarkCollIallreduce(b *testing.B) {
 
 // BenchmarkCollShortNB: short non-blocking collectives started and
 // waited for at once (osu_i*'s pure time) beside their blocking forms, on
-// goroutine ranks: Barrier, and Alltoall, Allgather and Reduce (to rank 0)
-// of one float64 a block.
+// goroutine ranks: Barrier, and Alltoall, Allgather, Gather and Reduce
+// (to rank 0) of one float64 a block.
 func BenchmarkCollShortNB(b *testing.B) {
 	type op struct {
 		name     string
@@ -239,6 +239,10 @@ func BenchmarkCollShortNB(b *testing.B) {
 		{"Allgather", func(c *typed.Comm[float64], send, recv []float64) error { return c.Allgather(send[:1], recv) },
 			func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error) {
 				return c.Iallgather(send[:1], recv)
+			}},
+		{"Gather", func(c *typed.Comm[float64], send, recv []float64) error { return c.Gather(send[:1], recv, 0) },
+			func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error) {
+				return c.Igather(send[:1], recv, 0)
 			}},
 		{"Reduce", func(c *typed.Comm[float64], send, recv []float64) error {
 			return c.Reduce(send[:1], recv[:1], typed.Sum, 0)
