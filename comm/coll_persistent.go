@@ -236,12 +236,22 @@ func (pl *plan) start(*engine.Request) error {
 // the caller, which moved the plan to planRunning): once the meeting
 // completed q, or an abort or the deadlock detector failed it, r
 // completes with that outcome. quiet: the worker waits, not the rank.
+//
+// A q that failed is not recycled: its meeting's last arriver, if one
+// ever comes, still tries to take it off its queue (Take reads it), and
+// a recycled q could by then be another operation's. The collector takes
+// it instead; only aborts and deadlocks pay that allocation.
 func (pl *plan) awaitMeeting(q *engine.Request, quiet bool) {
 	pl.q = nil
 	if quiet {
 		q.WaitQuiet()
+	} else {
+		q.WaitPooled()
 	}
-	_, _, err := q.Finish()
+	_, err := q.Result()
+	if err == nil {
+		q.Finish() // done with: the meeting completed it
+	}
 	pl.complete(err)
 }
 
