@@ -18,18 +18,8 @@ func (c *Comm) Gather(send, recv []byte, t Type, root int) error {
 	}
 	defer c.leave()
 	n, me := c.size, c.rank
-	local := whole(what, "send buffer", send, t)
-	inPlace := me == root && same(send, recv)
-	if inPlace {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
-	}
+	send, inPlace, local := c.gatherArgs(what, send, recv, t, root)
 	k := len(send)
-	if me == root && local == nil && !inPlace {
-		local = checkGathered(what, "receive", send, recv, n*k)
-	}
 	if me == root && local != nil {
 		recv, inPlace = alignedBytes(n*k), false
 	}
@@ -229,6 +219,25 @@ func (c *Comm) beginRooted(what string, t Type, root int) error {
 		return err
 	}
 	return c.enter(what)
+}
+
+// gatherArgs checks Gather's arguments on their own: it returns the
+// caller's block (in place, the root's own block of recv), whether the
+// call is in place, and the argument error, if any.
+func (c *Comm) gatherArgs(what string, send, recv []byte, t Type, root int) (block []byte, inPlace bool, local error) {
+	n, me := c.size, c.rank
+	local = whole(what, "send buffer", send, t)
+	inPlace = me == root && same(send, recv)
+	if inPlace {
+		if len(recv)%n != 0 && local == nil {
+			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
+		}
+		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
+	}
+	if me == root && local == nil && !inPlace {
+		local = checkGathered(what, "receive", send, recv, n*len(send))
+	}
+	return send, inPlace, local
 }
 
 // checkGathered checks the root's buffer of all blocks (whole, need bytes)

@@ -172,21 +172,10 @@ func (c *Comm) reduceCall(what string, send, recv []byte, t Type, op Op, root in
 // gatherCall is Igather's nbCall: the checks of Gather. In place, the
 // root's send is its own block of recv.
 func (c *Comm) gatherCall(what string, send, recv []byte, t Type, root int) nbCall {
-	n, me := c.size, c.rank
-	local := whole(what, "send buffer", send, t)
-	inPlace := me == root && same(send, recv)
-	if inPlace {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
-	}
+	send, _, local := c.gatherArgs(what, send, recv, t, root)
 	k := len(send)
-	if me == root && local == nil && !inPlace {
-		local = checkGathered(what, "receive", send, recv, n*k)
-	}
 	return nbCall{sig: collSig{kind: kGather, root: root, t: t, n: k}, local: local,
-		fast: nbFast{ok: n*k < nbSharedMin && !c.pinned(coll.Gather), send: send, recv: recv}}
+		fast: nbFast{ok: c.size*k < nbSharedMin && !c.pinned(coll.Gather), send: send, recv: recv}}
 }
 
 // scatterCall is Iscatter's nbCall: the checks of Scatter. In place, the
@@ -482,15 +471,7 @@ func (e *nbMeet) run() {
 			}
 		}
 	case kAllreduce, kReduce:
-		if cap(e.acc) < s.n {
-			e.acc = alignedBytes(s.n)
-		}
-		acc := e.acc[:s.n]
-		copy(acc, ms[0].fast.send)
-		op := ms[0].op
-		for i := 1; i < len(ms); i++ {
-			op(acc, ms[i].fast.send)
-		}
+		acc := e.fold(s.n)
 		if s.kind == kReduce {
 			copy(ms[s.root].fast.recv, acc)
 			return
@@ -520,15 +501,7 @@ func (e *nbMeet) run() {
 			}
 		}
 	case kReduceScatter: // the whole vector first: in place, a member's output overwrites its input
-		if cap(e.acc) < s.n {
-			e.acc = alignedBytes(s.n)
-		}
-		acc := e.acc[:s.n]
-		copy(acc, ms[0].fast.send)
-		op := ms[0].op
-		for i := 1; i < len(ms); i++ {
-			op(acc, ms[i].fast.send)
-		}
+		acc := e.fold(s.n)
 		k := s.n / len(ms)
 		for i := range ms {
 			copy(ms[i].fast.recv[:k], acc[i*k:(i+1)*k])
@@ -563,6 +536,22 @@ func (e *nbMeet) run() {
 			}
 		}
 	}
+}
+
+// fold reduces the members' sends, n bytes each, in rank order, into the
+// meeting's working memory, which it returns (before writing any output:
+// in place, an output may be an input).
+func (e *nbMeet) fold(n int) []byte {
+	if cap(e.acc) < n {
+		e.acc = alignedBytes(n)
+	}
+	acc := e.acc[:n]
+	ms := e.members
+	copy(acc, ms[0].fast.send)
+	for i := 1; i < len(ms); i++ {
+		ms[0].op(acc, ms[i].fast.send)
+	}
+	return acc
 }
 
 // nbComm makes the private communicator of c's non-blocking collective
