@@ -23,19 +23,9 @@ func (c *Comm) allgatherBlocks(send, recv []byte, t Type) error {
 	if err := c.checkRooted(what, t, 0); err != nil {
 		return err
 	}
-	n, me := c.size, c.rank
-	local := whole(what, "send buffer", send, t)
-	inPlace := same(send, recv)
-	if inPlace {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
-	}
+	n := c.size
+	send, inPlace, local := c.allgatherArgs(what, send, recv, t)
 	k := len(send)
-	if local == nil && !inPlace {
-		local = checkGathered(what, "receive", send, recv, n*k)
-	}
 	if local != nil {
 		recv, inPlace = alignedBytes(n*k), false
 	}
@@ -155,17 +145,7 @@ func (c *Comm) alltoallBlocks(send, recv []byte, t Type) error {
 		return err
 	}
 	n := c.size
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		switch {
-		case len(send) != len(recv):
-			local = fmt.Errorf("comm: %s: send buffer of %d bytes, receive buffer of %d: %w", what, len(send), len(recv), ErrArg)
-		case len(send)%n != 0:
-			local = fmt.Errorf("comm: %s: %d bytes is not %d blocks: %w", what, len(send), n, ErrArg)
-		case !same(send, recv) && overlap(send, recv):
-			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
-		}
-	}
+	local := c.alltoallArgs(what, send, recv, t)
 	k := len(send) / n
 	if local != nil {
 		send, recv = send[:n*k], alignedBytes(n*k)

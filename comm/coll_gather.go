@@ -110,22 +110,9 @@ func (c *Comm) scatterBlocks(send, recv []byte, t Type, root int) error {
 		return err
 	}
 	n, me := c.size, c.rank
-	local := whole(what, "receive buffer", recv, t)
-	inPlace := me == root && same(send, recv)
-	if me == root {
-		switch {
-		case len(send)%n != 0:
-			if local == nil {
-				local = fmt.Errorf("comm: %s: %d bytes to send is not %d blocks: %w", what, len(send), n, ErrArg)
-			}
-		case inPlace:
-			recv = send[me*(len(send)/n) : (me+1)*(len(send)/n)]
-		case local == nil:
-			local = checkGathered(what, "send", recv, send, n*len(recv))
-		}
-		if local != nil {
-			send, inPlace = alignedBytes(n*len(recv)), false
-		}
+	recv, inPlace, local := c.scatterArgs(what, send, recv, t, root)
+	if me == root && local != nil {
+		send, inPlace = alignedBytes(n*len(recv)), false
 	}
 	if n == 1 {
 		if local == nil && !inPlace {

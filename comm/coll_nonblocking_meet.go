@@ -113,30 +113,17 @@ func (c *Comm) bcastCall(what string, buf []byte, t Type, root int) nbCall {
 // allreduceCall is Iallreduce's and AllreduceInit's nbCall: the checks of
 // Allreduce.
 func (c *Comm) allreduceCall(what string, send, recv []byte, t Type, op Op) nbCall {
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		local = checkInOut(what, send, recv)
-	}
-	return nbCall{sig: collSig{kind: kAllreduce, t: t, n: len(send)}, op: op, local: local,
+	return nbCall{sig: collSig{kind: kAllreduce, t: t, n: len(send)}, op: op, local: reduceArgs(what, send, recv, t, true),
 		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Allreduce), send: send, recv: recv}}
 }
 
 // allgatherCall is Iallgather's and AllgatherInit's nbCall: the checks of
 // Allgather.
 func (c *Comm) allgatherCall(what string, send, recv []byte, t Type) nbCall {
-	n, me := c.size, c.rank
-	local := whole(what, "send buffer", send, t)
-	if same(send, recv) {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
-	} else if local == nil {
-		local = checkGathered(what, "receive", send, recv, n*len(send))
-	}
+	send, _, local := c.allgatherArgs(what, send, recv, t)
 	k := len(send)
 	return nbCall{sig: collSig{kind: kAllgather, t: t, n: k}, local: local,
-		fast: nbFast{ok: n*k < nbSharedMin && !c.pinned(coll.Allgather), send: send, recv: recv}}
+		fast: nbFast{ok: c.size*k < nbSharedMin && !c.pinned(coll.Allgather), send: send, recv: recv}}
 }
 
 // alltoallCall is Ialltoall's and AlltoallInit's nbCall: the checks of
@@ -144,28 +131,13 @@ func (c *Comm) allgatherCall(what string, send, recv []byte, t Type) nbCall {
 // it does not complete in the table (a member's blocks would be
 // overwritten before the others read them).
 func (c *Comm) alltoallCall(what string, send, recv []byte, t Type) nbCall {
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		switch {
-		case len(send) != len(recv):
-			local = fmt.Errorf("comm: %s: send buffer of %d bytes, receive buffer of %d: %w", what, len(send), len(recv), ErrArg)
-		case len(send)%c.size != 0:
-			local = fmt.Errorf("comm: %s: %d bytes is not %d blocks: %w", what, len(send), c.size, ErrArg)
-		case !same(send, recv) && overlap(send, recv):
-			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
-		}
-	}
-	return nbCall{sig: collSig{kind: kAlltoall, t: t, n: len(send)}, local: local,
+	return nbCall{sig: collSig{kind: kAlltoall, t: t, n: len(send)}, local: c.alltoallArgs(what, send, recv, t),
 		fast: nbFast{ok: len(send) < nbSharedMin && !same(send, recv) && !c.pinned(coll.Alltoall), send: send, recv: recv}}
 }
 
 // reduceCall is Ireduce's and ReduceInit's nbCall: the checks of Reduce.
 func (c *Comm) reduceCall(what string, send, recv []byte, t Type, op Op, root int) nbCall {
-	local := whole(what, "send buffer", send, t)
-	if c.rank == root && local == nil {
-		local = checkInOut(what, send, recv)
-	}
-	return nbCall{sig: collSig{kind: kReduce, root: root, t: t, n: len(send)}, op: op, local: local,
+	return nbCall{sig: collSig{kind: kReduce, root: root, t: t, n: len(send)}, op: op, local: reduceArgs(what, send, recv, t, c.rank == root),
 		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.Reduce), send: send, recv: recv}}
 }
 
@@ -181,57 +153,23 @@ func (c *Comm) gatherCall(what string, send, recv []byte, t Type, root int) nbCa
 // scatterCall is Iscatter's nbCall: the checks of Scatter. In place, the
 // root's recv is its own block of send.
 func (c *Comm) scatterCall(what string, send, recv []byte, t Type, root int) nbCall {
-	n, me := c.size, c.rank
-	local := whole(what, "receive buffer", recv, t)
-	if me == root {
-		switch {
-		case len(send)%n != 0:
-			if local == nil {
-				local = fmt.Errorf("comm: %s: %d bytes to send is not %d blocks: %w", what, len(send), n, ErrArg)
-			}
-		case same(send, recv):
-			recv = send[me*(len(send)/n) : (me+1)*(len(send)/n)]
-		case local == nil:
-			local = checkGathered(what, "send", recv, send, n*len(recv))
-		}
-	}
+	recv, _, local := c.scatterArgs(what, send, recv, t, root)
 	return nbCall{sig: collSig{kind: kScatter, root: root, t: t, n: len(recv)}, local: local,
-		fast: nbFast{ok: n*len(recv) < nbSharedMin && !c.pinned(coll.Scatter), send: send, recv: recv}}
+		fast: nbFast{ok: c.size*len(recv) < nbSharedMin && !c.pinned(coll.Scatter), send: send, recv: recv}}
 }
 
 // reduceScatterCall is IreduceScatterBlock's nbCall: the checks of
 // ReduceScatterBlock. In place, send and recv are the whole vector, and
 // the caller's block goes to its start.
 func (c *Comm) reduceScatterCall(what string, send, recv []byte, t Type, op Op) nbCall {
-	n := c.size
-	local := whole(what, "send buffer", send, t)
-	k := len(recv)
-	if same(send, recv) {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		k = len(recv) / n
-	} else if local == nil {
-		switch {
-		case len(send) != n*len(recv):
-			local = fmt.Errorf("comm: %s: send buffer of %d bytes for %d blocks of %d: %w", what, len(send), n, len(recv), ErrArg)
-		case overlap(send, recv):
-			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
-		}
-	}
-	if local == nil && !t.holds(k) {
-		local = fmt.Errorf("comm: %s: blocks of %d bytes are not a whole number of %v: %w", what, k, t, ErrArg)
-	}
+	_, local := c.reduceScatterArgs(what, send, recv, t)
 	return nbCall{sig: collSig{kind: kReduceScatter, t: t, n: len(send)}, op: op, local: local,
 		fast: nbFast{ok: len(send) < nbSharedMin && !c.pinned(coll.ReduceScatter), send: send, recv: recv}}
 }
 
 // scanCall is Iscan's and Iexscan's nbCall: the checks of Scan.
 func (c *Comm) scanCall(what string, send, recv []byte, t Type, op Op, exclusive bool) nbCall {
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		local = checkInOut(what, send, recv)
-	}
+	local := reduceArgs(what, send, recv, t, true)
 	kind := kScan
 	if exclusive {
 		kind = kExscan

@@ -19,14 +19,9 @@ func (c *Comm) Reduce(send, recv []byte, t Type, op Op, root int) error {
 	if err := c.checkRoot(what, root); err != nil {
 		return err
 	}
-	local := whole(what, "send buffer", send, t)
-	if c.rank == root {
-		if local == nil {
-			local = checkInOut(what, send, recv)
-		}
-		if local != nil {
-			recv = alignedBytes(len(send)) // go on, to fail with the others
-		}
+	local := reduceArgs(what, send, recv, t, c.rank == root)
+	if c.rank == root && local != nil {
+		recv = alignedBytes(len(send)) // go on, to fail with the others
 	}
 	return c.reduce(send, recv, t, op, root, local)
 }
@@ -57,10 +52,7 @@ func (c *Comm) Allreduce(send, recv []byte, t Type, op Op) error {
 		return err
 	}
 	defer c.leave()
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		local = checkInOut(what, send, recv)
-	}
+	local := reduceArgs(what, send, recv, t, true)
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}

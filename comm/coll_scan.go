@@ -26,10 +26,7 @@ func (c *Comm) scan(what string, send, recv []byte, t Type, op Op, exclusive boo
 		return err
 	}
 	defer c.leave()
-	local := whole(what, "send buffer", send, t)
-	if local == nil {
-		local = checkInOut(what, send, recv)
-	}
+	local := reduceArgs(what, send, recv, t, true)
 	if local != nil {
 		recv = alignedBytes(len(send))
 	}
@@ -63,24 +60,7 @@ func (c *Comm) ReduceScatterBlock(send, recv []byte, t Type, op Op) error {
 		return err
 	}
 	defer c.leave()
-	local := whole(what, "send buffer", send, t)
-	k := len(recv)
-	if same(send, recv) {
-		if len(recv)%c.size != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), c.size, ErrArg)
-		}
-		k = len(recv) / c.size
-	} else if local == nil {
-		switch {
-		case len(send) != c.size*len(recv):
-			local = fmt.Errorf("comm: %s: send buffer of %d bytes for %d blocks of %d: %w", what, len(send), c.size, len(recv), ErrArg)
-		case overlap(send, recv):
-			local = fmt.Errorf("comm: %s: send and receive buffers overlap: %w", what, ErrArg)
-		}
-	}
-	if local == nil && !t.holds(k) {
-		local = fmt.Errorf("comm: %s: blocks of %d bytes are not a whole number of %v: %w", what, k, t, ErrArg)
-	}
+	k, local := c.reduceScatterArgs(what, send, recv, t)
 	if local != nil { // go on with buffers of the right shape, to fail with the others
 		k = len(send) / c.size
 		recv = alignedBytes(k)
