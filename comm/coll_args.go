@@ -5,7 +5,7 @@ import "fmt"
 // The checks of collectives' arguments on their own (each member's,
 // before any agreement between members), shared by the blocking forms and
 // the non-blocking ones that complete in a table (coll_nonblocking_meet.go),
-// so that both fail alike. Gather's are gatherArgs (coll_gather.go).
+// so that both fail alike.
 
 // reduceArgs checks a reduction's send (whole elements) and, where the
 // caller gets the result (out), its recv (as long, not overlapping send
@@ -32,6 +32,25 @@ func (c *Comm) allgatherArgs(what string, send, recv []byte, t Type) (block []by
 		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
 	}
 	if local == nil && !inPlace {
+		local = checkGathered(what, "receive", send, recv, n*len(send))
+	}
+	return send, inPlace, local
+}
+
+// gatherArgs checks Gather's arguments on their own: it returns the
+// caller's block (in place, the root's own block of recv), whether the
+// call is in place, and the argument error, if any.
+func (c *Comm) gatherArgs(what string, send, recv []byte, t Type, root int) (block []byte, inPlace bool, local error) {
+	n, me := c.size, c.rank
+	local = whole(what, "send buffer", send, t)
+	inPlace = me == root && same(send, recv)
+	if inPlace {
+		if len(recv)%n != 0 && local == nil {
+			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
+		}
+		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
+	}
+	if me == root && local == nil && !inPlace {
 		local = checkGathered(what, "receive", send, recv, n*len(send))
 	}
 	return send, inPlace, local

@@ -208,25 +208,6 @@ func (c *Comm) beginRooted(what string, t Type, root int) error {
 	return c.enter(what)
 }
 
-// gatherArgs checks Gather's arguments on their own: it returns the
-// caller's block (in place, the root's own block of recv), whether the
-// call is in place, and the argument error, if any.
-func (c *Comm) gatherArgs(what string, send, recv []byte, t Type, root int) (block []byte, inPlace bool, local error) {
-	n, me := c.size, c.rank
-	local = whole(what, "send buffer", send, t)
-	inPlace = me == root && same(send, recv)
-	if inPlace {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
-	}
-	if me == root && local == nil && !inPlace {
-		local = checkGathered(what, "receive", send, recv, n*len(send))
-	}
-	return send, inPlace, local
-}
-
 // checkGathered checks the root's buffer of all blocks (whole, need bytes)
 // against its own block (mine).
 func checkGathered(what, name string, mine, whole []byte, need int) error {
