@@ -60,7 +60,7 @@ type nbBufs struct {
 // algorithm was pinned and the vector is long, else the point-to-point
 // algorithm pick chooses.
 func (c *Comm) nbPick(k coll.Collective, n int) coll.Algorithm {
-	if n < nbSharedMin || c.size == 1 || coll.Algorithm(c.state().algs[k]) != coll.Auto || !c.sharedMemory() {
+	if n < nbSharedMin || c.size == 1 || c.pinned(k) || !c.sharedMemory() {
 		return c.pick(k, coll.NonBlocking, n)
 	}
 	if c.ct != nil {

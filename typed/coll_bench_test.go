@@ -198,25 +198,38 @@ func BenchmarkCollIallreduce(b *testing.B) {
 					name = "Iallreduce"
 				}
 				b.Run(fmt.Sprintf("n=%d/%s/%s", n, sizeName(size), name), func(b *testing.B) {
-					mine := make([]reduceRank, n)
-					osu(b, n, func(w *comm.Comm) error {
-						mine[w.Rank()] = newReduceRank(w, count)
-						return nil
-					}, func(w *comm.Comm) error {
-						m := mine[w.Rank()]
-						if !nb {
-							return m.c.Allreduce(m.send, m.recv, typed.Sum)
-						}
-						r, err := m.c.Iallreduce(m.send, m.recv, typed.Sum)
-						if err == nil {
-							_, err = r.Wait()
-						}
-						return err
+					osuNB(b, n, count, nb, func(c *typed.Comm[float64], send, recv []float64) error {
+						return c.Allreduce(send, recv, typed.Sum)
+					}, func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error) {
+						return c.Iallreduce(send, recv, typed.Sum)
 					})
 				})
 			}
 		}
 	}
+}
+
+// osuNB is osu for a collective on n ranks of count float64s each
+// (reduceRank): its non-blocking form started and waited for at once
+// when nb, else its blocking form.
+func osuNB(b *testing.B, n, count int, nb bool,
+	blocking func(c *typed.Comm[float64], send, recv []float64) error,
+	start func(c *typed.Comm[float64], send, recv []float64) (*comm.Request, error)) {
+	mine := make([]reduceRank, n)
+	osu(b, n, func(w *comm.Comm) error {
+		mine[w.Rank()] = newReduceRank(w, count)
+		return nil
+	}, func(w *comm.Comm) error {
+		m := mine[w.Rank()]
+		if !nb {
+			return blocking(m.c, m.send, m.recv)
+		}
+		r, err := start(m.c, m.send, m.recv)
+		if err == nil {
+			_, err = r.Wait()
+		}
+		return err
+	})
 }
 
 // BenchmarkCollShortNB: short non-blocking collectives started and
@@ -259,21 +272,7 @@ func BenchmarkCollShortNB(b *testing.B) {
 					name = "I" + strings.ToLower(name[:1]) + name[1:]
 				}
 				b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
-					mine := make([]reduceRank, n)
-					osu(b, n, func(w *comm.Comm) error {
-						mine[w.Rank()] = newReduceRank(w, n)
-						return nil
-					}, func(w *comm.Comm) error {
-						m := mine[w.Rank()]
-						if !nb {
-							return o.blocking(m.c, m.send, m.recv)
-						}
-						r, err := o.start(m.c, m.send, m.recv)
-						if err == nil {
-							_, err = r.Wait()
-						}
-						return err
-					})
+					osuNB(b, n, n, nb, o.blocking, o.start)
 				})
 			}
 		}

@@ -498,11 +498,10 @@ func (w *World) sweep(err error) {
 // retract removes r from its queue and completes it with err. Does nothing
 // when r is not queued (it matched already: its matcher completes it).
 func (ep *Endpoint) retract(r *Request, err error) bool {
-	in := r.in
-	if in != nil {
+	if r.in != nil {
 		r.progress() // a message its lane holds came first
 	}
-	if in == nil || !in.unqueue(r) {
+	if !r.Take() {
 		return false
 	}
 	r.complete(Status{}, err)
