@@ -84,6 +84,7 @@ type nbMember struct {
 	// member started it at once, as its call cannot complete in the table.
 	slow    func(p *Comm, quiet bool) error
 	started bool
+	pl      *plan // the persistent collective whose start this is, when it can complete in the table
 }
 
 // nbFast describes a call that can complete in the table; ok false
@@ -309,6 +310,7 @@ func (e *nbMeet) settle() {
 		}
 	}
 	e.run()
+	e.link() // before any member's request completes: see link
 	for i := range ms {
 		ms[i].r.Complete(engine.Status{}, nil)
 	}

@@ -38,7 +38,15 @@ import (
 // in the same order: a short one waits there on a pooled request of its
 // own, which the last member to arrive completes after doing the
 // operation for all, and the rank's Wait (or the worker) completes the
-// start with its outcome; a long one arrives, then runs as above.
+// start with its outcome; a long one arrives, then runs as above. Once a
+// short start completed there with every member a plan's start, the
+// plans are linked, and their later starts meet in their group instead
+// (coll_persistent_linked.go): the last member to start does the
+// operation and completes every member's request, with no table and no
+// request of their own. An 8-byte Allreduce started and waited for
+// (typed's BenchmarkPersistentAllreduce, 2 cores) went from 550–590 to
+// 230–270 ns on 2 ranks (the blocking call: 450–580), from 3.5 to 1.3–1.4
+// µs on 8 (blocking 2.2), and from 28 to 13 µs on 64 (blocking 57–63).
 
 // colorPersistent derives the private context of a persistent collective
 // from its parent's (see childContext).
@@ -79,6 +87,18 @@ type plan struct {
 	call *nbCall
 	slow func(p *Comm, quiet bool) error
 	q    *engine.Request
+
+	// Once a start completed in the table with every member a plan's,
+	// the plans are linked and start in their group instead
+	// (coll_persistent_linked.go): own is this member's part in the
+	// current start, sleeper the receive its waiter sleeps on, waiting
+	// whether the rank's Wait or the worker waits; held is the sleeper's
+	// receive while a last member holds it (taken off its queue).
+	group   atomic.Pointer[planGroup]
+	own     atomic.Uint32
+	sleeper atomic.Pointer[engine.Request]
+	held    *engine.Request
+	waiting atomic.Bool
 }
 
 // BarrierInit plans a Barrier.
@@ -195,6 +215,12 @@ func (c *Comm) planInit(p *Comm, run func(p *Comm) error) (*Request, *plan) {
 // goroutines, and the operation still progresses while the rank blocks
 // elsewhere.
 func (pl *plan) start(*engine.Request) error {
+	if g := pl.group.Load(); g != nil {
+		if pl.state.Load() == planFreed {
+			return fmt.Errorf("comm: start of a persistent collective that was freed: %w", ErrArg)
+		}
+		return pl.startLinked(g)
+	}
 	var t *nbTable
 	if pl.call != nil {
 		t = pl.c.nbTable()
@@ -203,6 +229,9 @@ func (pl *plan) start(*engine.Request) error {
 	if t != nil {
 		x := pl.call
 		m = nbMember{c: pl.c, what: pl.what, sig: x.sig, op: x.op, local: x.local, fast: x.fast, slow: pl.slow, started: !x.fast.ok}
+		if x.fast.ok {
+			m.pl = pl
+		}
 		if x.fast.ok {
 			// The start waits in its meeting on a request of its own
 			// (pooled: a start allocates nothing), which the last
@@ -258,6 +287,16 @@ func (pl *plan) awaitMeeting(q *engine.Request, quiet bool) {
 // kickWorker hands a pending start to the worker.
 func (pl *plan) kickWorker() {
 	pl.queued.Store(false)
+	if pl.linked() != nil {
+		if pl.own.Load() != memberArrived || pl.waiting.Load() || pl.r.Completed() {
+			return // done, or being waited for
+		}
+		select {
+		case pl.kick <- struct{}{}:
+		default:
+		}
+		return
+	}
 	if pl.state.Load() != planPending {
 		return // run or being run already
 	}
@@ -270,6 +309,10 @@ func (pl *plan) kickWorker() {
 // inline runs a started operation on the rank's own goroutine, in Wait,
 // unless the worker took it up first.
 func (pl *plan) inline() {
+	if g := pl.linked(); g != nil {
+		pl.awaitLinked(g, false)
+		return
+	}
 	if pl.state.CompareAndSwap(planPending, planRunning) {
 		if q := pl.q; q != nil {
 			pl.awaitMeeting(q, false)
@@ -292,6 +335,12 @@ func (pl *plan) work() {
 			return
 		case <-pl.ep.Closed():
 			return
+		}
+		if g := pl.linked(); g != nil {
+			pl.ep.AddHelper(1)
+			pl.awaitLinked(g, true)
+			pl.ep.AddHelper(-1)
+			continue
 		}
 		if pl.state.CompareAndSwap(planPending, planRunning) {
 			pl.ep.AddHelper(1) // running: see engine.Request.WaitQuiet

@@ -169,44 +169,47 @@ func TestPersistentCollectiveAllocatesNothing(t *testing.T) {
 	}
 }
 
-// BenchmarkPersistentAllreduce: an 8-byte Allreduce on 2 ranks, planned
-// once and started each iteration, beside the blocking call.
+// BenchmarkPersistentAllreduce: an 8-byte Allreduce on 2, 8 and 64
+// ranks (more than the cores: the members sleep), planned once and
+// started each iteration, beside the blocking call.
 func BenchmarkPersistentAllreduce(b *testing.B) {
-	for _, persistent := range []bool{false, true} {
-		name := "blocking"
-		if persistent {
-			name = "Start"
-		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			err := mpgo.Run(2, func(w *comm.Comm) error {
-				c := typed.Of[float64](w)
-				in, out := []float64{1}, make([]float64, 1)
-				r, err := c.AllreduceInit(in, out, typed.Sum[float64])
-				if err != nil {
-					return err
-				}
-				if err := c.Barrier(); err != nil {
-					return err
-				}
-				if w.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
-					if !persistent {
-						err = c.Allreduce(in, out, typed.Sum[float64])
-					} else if err = r.Start(); err == nil {
-						_, err = r.Wait()
-					}
+	for _, n := range []int{2, 8, 64} {
+		for _, persistent := range []bool{false, true} {
+			name := "blocking"
+			if persistent {
+				name = "Start"
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
+				b.ReportAllocs()
+				err := mpgo.Run(n, func(w *comm.Comm) error {
+					c := typed.Of[float64](w)
+					in, out := []float64{1}, make([]float64, 1)
+					r, err := c.AllreduceInit(in, out, typed.Sum[float64])
 					if err != nil {
 						return err
 					}
+					if err := c.Barrier(); err != nil {
+						return err
+					}
+					if w.Rank() == 0 {
+						b.ResetTimer()
+					}
+					for range b.N {
+						if !persistent {
+							err = c.Allreduce(in, out, typed.Sum[float64])
+						} else if err = r.Start(); err == nil {
+							_, err = r.Wait()
+						}
+						if err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
 				}
-				return nil
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
-		})
+		}
 	}
 }

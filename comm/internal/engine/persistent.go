@@ -65,6 +65,21 @@ func StartAll(rs ...*Request) error {
 // runs it, so that it progresses without the waiter.
 func (r *Request) SetInline(inline func()) { r.watchers().inline = inline }
 
+// Completed reports whether r completed, without driving any progress
+// (Ready does). For requests completed by Complete only (never own): it
+// reads r's event alone, so another goroutine than r's owner may ask
+// while the owner starts r again.
+func (r *Request) Completed() bool { return r.ev.fired() }
+
+// Poll waits for r as a collective's gate does before it parks: it
+// yields its P as Wait would, but at least once even where ranks
+// outnumber Ps (the last member is then usually queued behind the
+// caller; see comm's gateYields), then spins where that pays, and reports
+// whether r completed; the caller parks otherwise, on something the
+// deadlock detector and an abort see. For the rank's own goroutine only
+// (it keeps the rank's running mark).
+func (r *Request) Poll() bool { return r.done() || r.pollYields(true, max(1, r.ep.w.yields)) }
+
 // SetFree gives persistent r what Free does besides refusing later
 // starts (a persistent collective's worker stops).
 func (r *Request) SetFree(free func()) { r.watchers().free = free }
