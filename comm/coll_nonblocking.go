@@ -224,13 +224,7 @@ func (c *Comm) Iexscan(send, recv []byte, t Type, op Op) (*Request, error) {
 // then run.
 func (c *Comm) startNB(what string, sig collSig, op Op, local error, fast nbFast, run func(x *collCall)) (*Request, error) {
 	if t := c.nbTable(); t != nil {
-		return c.meetNB(t, what, sig, op, local, fast, func(p *Comm, quiet bool) error {
-			x := p.coll().newCall(what, sig.t, op, quiet)
-			x.Fail(local)
-			x.agreeOn(what, sig)
-			run(x)
-			return x.Result()
-		})
+		return c.meetNB(t, &nbMember{what: what, sig: sig, op: op, local: local, fast: fast, run: run})
 	}
 	p, r, err := c.newNB(what)
 	if err != nil {
@@ -280,10 +274,7 @@ func (c *Comm) startNBCallIn(what string, invalid error, call func() nbCall, f f
 		if call != nil {
 			x = call()
 		}
-		return c.meetNB(t, what, x.sig, x.op, x.local, x.fast, func(p *Comm, quiet bool) error {
-			p.cst = &collState{local: -1, hierSeen: true, quiet: quiet, private: true, shared: shared}
-			return f(p)
-		})
+		return c.meetNB(t, &nbMember{what: what, sig: x.sig, op: x.op, local: x.local, fast: x.fast, f: f, shared: shared})
 	}
 	p, r, err := c.newNB(what)
 	if err != nil {

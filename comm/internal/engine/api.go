@@ -49,7 +49,7 @@ func (r *Request) SetRecv(t Type, buf []byte, owned bool) { r.typ, r.buf, r.owne
 func (r *Request) SetRecvInto(t Type, k Sink) { r.typ, r.sink = t, k }
 
 // SetRecvBuf makes receive r deliver a *buffer.Buf (RecvBuf).
-func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.asBuf = t, true, true }
+func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.flags = t, true, r.flags|flagAsBuf }
 
 // SendEager sends buf, a standard-mode message of type t, from src (the
 // sender's rank in its communicator) to world rank peer with tag on
@@ -146,7 +146,7 @@ func (r *Request) Finish() (Status, []byte, error) {
 	r.ev.rearm()
 	r.own = false
 	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, ModeStandard
-	r.asBuf, r.gotBuf, r.att = false, nil, nil
+	r.flags, r.gotBuf, r.att = 0, nil, nil
 	r.t0hi, r.t0lo = 0, 0
 	r.from, r.fromLen, r.sink = nil, 0, nil
 	r.owner, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil

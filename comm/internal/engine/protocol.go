@@ -161,7 +161,7 @@ func take(r *Request, m *msg, now int64) {
 	case r.sink != nil: // RecvInto (comm/payload.go)
 		err = r.sink.Take(m.data, m.source(), m.len())
 		m.remote = nil
-	case r.asBuf:
+	case r.flags&flagAsBuf != 0:
 		err = takeBuf(r, m)
 	case m.remote != nil && r.owned:
 		r.got = make([]byte, m.size)
@@ -211,7 +211,7 @@ func take(r *Request, m *msg, now int64) {
 // error, no Sink, Buf or handoff, no truncation (take's branch order).
 func pulledPlain(r *Request, m *msg) bool {
 	return m.remote != nil && (r.typ == Byte || m.typ == r.typ || m.lateStruct(r.typ)) &&
-		r.sink == nil && !r.asBuf && !r.owned && m.size <= len(r.buf)
+		r.sink == nil && r.flags&flagAsBuf == 0 && !r.owned && m.size <= len(r.buf)
 }
 
 // takeBuf delivers m to a RecvBuf: the sender's Buf itself when it sent

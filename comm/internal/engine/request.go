@@ -56,7 +56,7 @@ type Request struct {
 	mode   Mode
 	pooled bool // internal request of a blocking call, recycled after use
 	owned  bool // receive: take the sender's slice instead of copying
-	asBuf  bool // receive (with owned): deliver a *buffer.Buf
+	flags  reqFlags
 	// own: r was completed inside its own start, on the goroutine that
 	// started it (settleAt), before anyone could wait for it or see it:
 	// done without firing ev. Reset when r is recycled or restarted.
@@ -112,6 +112,14 @@ type Request struct {
 	to int32 // send: destination's rank in the communicator (beside remote: Request stays in the 288-byte size class)
 }
 
+// reqFlags are a Request's rarely set properties.
+type reqFlags uint8
+
+const (
+	flagAsBuf      reqFlags = 1 << iota // receive (with owned): deliver a *buffer.Buf
+	flagCollective                      // a non-blocking collective's request, which Cancel refuses (the operation runs on; SetCollective)
+)
+
 // States of Request.quiet.
 const (
 	quietNone     uint32 = iota
@@ -129,9 +137,6 @@ type watchers struct {
 	restart func(*Request) error // persistent.go; nil for any other request
 	inline  func()               // persistent.go: runs the started operation on the waiter's goroutine, if nobody has yet
 	free    func()               // persistent.go: what Free does besides refusing later starts
-	// collective: a non-blocking collective's request, which Cancel
-	// refuses (the operation runs on; SetCollective)
-	collective bool
 }
 
 // complete records the result and fires the request. The caller owns r (it
@@ -361,7 +366,7 @@ func (r *Request) removeWatch(c chan<- struct{}) {
 
 // SetCollective marks r as a non-blocking collective's request, which
 // Cancel refuses: completing it would leave the operation running.
-func (r *Request) SetCollective() { r.watchers().collective = true }
+func (r *Request) SetCollective() { r.flags |= flagCollective }
 
 // Cancel cancels a receive that has not matched a message yet; Wait then
 // returns an error wrapping [ErrCanceled]. Cancelling a receive that already
@@ -375,7 +380,7 @@ func (r *Request) Cancel() error {
 	if r.kind == KindSend {
 		return fmt.Errorf("comm: cancel of a send: %w", ErrNotSupported)
 	}
-	if w := r.watch.Load(); w != nil && w.collective {
+	if r.flags&flagCollective != 0 {
 		return fmt.Errorf("comm: cancel of a non-blocking collective (it runs on): %w", ErrNotSupported)
 	}
 	r.ep.retract(r, ErrCanceled)
