@@ -230,9 +230,7 @@ func (pl *plan) start(*engine.Request) error {
 		x := pl.call
 		m = nbMember{c: pl.c, what: pl.what, sig: x.sig, op: x.op, local: x.local, fast: x.fast, slow: pl.slow, started: !x.fast.ok}
 		if x.fast.ok {
-			m.pl = pl
-		}
-		if x.fast.ok {
+			m.pl = pl // its meeting may link the plans (coll_persistent_linked.go)
 			// The start waits in its meeting on a request of its own
 			// (pooled: a start allocates nothing), which the last
 			// arriver completes, or an abort or the deadlock detector
