@@ -250,7 +250,8 @@ type collState struct {
 	// agreement succeeds (agreed).
 	private, agreed bool
 
-	nbSeq uint64 // non-blocking collectives and persistent starts that met in c's table so far (coll_nonblocking_meet.go)
+	nbSeq uint64  // non-blocking collectives and persistent starts that met in c's table so far (coll_nonblocking_meet.go)
+	nbl   *nbLink // c's table before it has a shared-memory one, when Dup or Split made it (nbTable)
 
 	_ [collStatePad]byte
 }
@@ -258,7 +259,7 @@ type collState struct {
 // collStatePad fills collState to 384 bytes, a size class whose objects
 // the allocator places at multiples of 64 bytes (cache lines) from a
 // page; TestHotLayout checks it.
-const collStatePad = 16
+const collStatePad = 8
 
 func (c *Comm) state() *collState {
 	if c.cst == nil {

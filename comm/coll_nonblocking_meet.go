@@ -51,6 +51,7 @@ type nbTable struct {
 	ring  [nbRing]*nbMeet    // meetings by the members' call count, modulo nbRing
 	calls map[uint64]*nbMeet // by the call count, those whose ring slot was taken
 	free  []*nbMeet          // settled meetings, to reuse
+	kids  map[uint64]*nbKid  // tables of children not every member took yet (nbLink)
 }
 
 // nbRing is how many meetings in flight at once the table finds by
@@ -190,7 +191,12 @@ func (c *Comm) scanCall(what string, send, recv []byte, t Type, op Op, exclusive
 // nbTable returns the table c's non-blocking collectives meet in, nil
 // where they do not (see above). The world communicator of a world whose
 // ranks all run here has one from the start, kept by the world; the
-// others get theirs with their shared-memory table.
+// others get theirs with their shared-memory table, and one made by Dup
+// or Split of a communicator that had a table has one before that,
+// found through its parent's (nbLink). Each member switches from the
+// latter to the former at the same point of its calls (its first
+// shared-memory collective on c), so every member's k-th call still
+// meets in one table.
 func (c *Comm) nbTable() *nbTable {
 	if c.size == 1 || c.ct != nil {
 		return nil
@@ -202,10 +208,68 @@ func (c *Comm) nbTable() *nbTable {
 		return c.ep.World().Shared(func() any { return new(nbTable) }).(*nbTable)
 	}
 	st := c.state()
-	if st.shm == nil || st.private {
+	switch {
+	case st.private:
 		return nil
+	case st.shm != nil:
+		return st.shm.nb
+	case st.nbl != nil:
+		if st.nbl.t == nil {
+			st.nbl.t = st.nbl.parent.child(st.nbl.key, c.size)
+		}
+		return st.nbl.t
 	}
-	return st.shm.nb
+	return nil
+}
+
+// nbLink is how a communicator that Dup or Split made of one with a
+// table finds its own table before it has a shared-memory one: its
+// members need not communicate, as Dup does not, yet must meet in one
+// table. The parent's table keeps the child's under the child's context
+// (distinct for every child, and for every group of a Split) until each
+// of its members took it.
+type nbLink struct {
+	parent *nbTable
+	key    uint64
+	t      *nbTable // once taken
+}
+
+// linkNB gives d, which c made without a shared-memory table of its own,
+// a table through c's, where c has one (nbLink). Every member of c makes
+// d at the same point of its calls, so every member does alike.
+func (c *Comm) linkNB(d *Comm) {
+	if d == nil || d.size == 1 {
+		return
+	}
+	if t := c.nbTable(); t != nil {
+		d.state().nbl = &nbLink{parent: t, key: d.ctx}
+	}
+}
+
+// child returns the table of t's child communicator key of n members,
+// making it for the first member to ask; the n-th forgets it.
+func (t *nbTable) child(key uint64, n int) *nbTable {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := t.kids[key]
+	if k == nil {
+		if t.kids == nil {
+			t.kids = make(map[uint64]*nbKid)
+		}
+		k = &nbKid{t: new(nbTable)}
+		t.kids[key] = k
+	}
+	if k.seen++; k.seen == n {
+		delete(t.kids, key)
+	}
+	return k.t
+}
+
+// nbKid is a child's table in its parent's, and how many of its members
+// took it.
+type nbKid struct {
+	t    *nbTable
+	seen int
 }
 
 // meetNB starts a non-blocking collective in table t: it leaves m, the

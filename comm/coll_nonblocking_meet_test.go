@@ -32,9 +32,10 @@ func TestNonBlockingMeet(t *testing.T) {
 
 // testNonBlockingMeet is TestNonBlockingMeet's case on the communicator
 // of mode (nbModes): on a duplicate without a Barrier, the first round's
-// calls start on goroutines of their own and are still in flight when
-// its blocking Allreduce sets the table up, where the call after it and
-// every later one meet.
+// calls meet in the table found through the world's, and on one made by
+// Create they start on goroutines of their own; either way they are still
+// in flight when its blocking Allreduce sets its own table up, where the
+// call after it and every later one meet.
 func testNonBlockingMeet(t *testing.T, n int, mode string) {
 	run(t, n, func(w *comm.Comm) error {
 		me := w.Rank()
@@ -321,6 +322,66 @@ func TestNonBlockingMeetMany(t *testing.T) {
 		for i := range calls {
 			if !bytes.Equal(recvs[i], fold(0, n, 1, 100+i)) {
 				return fmt.Errorf("rank %d: call %d: wrong result", me, i)
+			}
+		}
+		return nil
+	})
+}
+
+// Communicators that Dup and Split make of one with a table have tables
+// of their own at once, found through their parent's, without a blocking
+// collective: one per Split group (the groups' calls never meet each
+// other's), and a Dup of such a child has one too. Short non-blocking and
+// persistent collectives there give the reference's results, and once
+// every member took its child's table, the parent keeps none.
+func TestNonBlockingChildTables(t *testing.T) {
+	const n = 7
+	run(t, n, func(w *comm.Comm) error {
+		me := w.Rank()
+		s, err := w.Split(me%3, -me) // groups of 3, 2 and 2, in reverse order
+		if err != nil {
+			return err
+		}
+		d, err := s.Dup()
+		if err != nil {
+			return err
+		}
+		for _, c := range []*comm.Comm{s, d} {
+			if has, _ := comm.NBTable(c); !has {
+				return fmt.Errorf("rank %d: %s has no table", me, c)
+			}
+			send, recv := make([]byte, 2*esz), garbage(2*esz)
+			r, err := c.AllreduceInit(send, recv, comm.Complex128, affine)
+			if err != nil {
+				return err
+			}
+			for round := range 4 {
+				in, out := input(c.Rank(), 3, round), garbage(3*esz)
+				q, err := c.Iallreduce(in, out, comm.Complex128, affine)
+				if err != nil {
+					return err
+				}
+				copy(send, ref(c.Rank(), 2, 50+round))
+				if err := startWaitOnce(r); err != nil {
+					return err
+				}
+				if _, err := q.Wait(); err != nil {
+					return err
+				}
+				if !bytes.Equal(out, fold(0, c.Size(), 3, round)) || !bytes.Equal(recv, fold(0, c.Size(), 2, 50+round)) {
+					return fmt.Errorf("rank %d: %s: round %d: wrong result", me, c, round)
+				}
+			}
+			if err := r.Free(); err != nil {
+				return err
+			}
+		}
+		if err := w.Barrier(); err != nil { // every member took its tables
+			return err
+		}
+		for _, c := range []*comm.Comm{w, s} {
+			if _, kids := comm.NBTable(c); kids != 0 {
+				return fmt.Errorf("rank %d: %s keeps %d children's tables", me, c, kids)
 			}
 		}
 		return nil

@@ -249,15 +249,20 @@ func testNonBlockingDeadlock(t *testing.T, start func(w *comm.Comm) (*comm.Reque
 
 // nbModes are the ways non-blocking collectives run on goroutine ranks
 // (coll_nonblocking_meet.go): on the world communicator, whose calls
-// meet in its table from the start; on a duplicate, whose calls start on
-// goroutines of their own until a blocking collective sets its table up;
-// and on a duplicate after a Barrier.
-var nbModes = []string{"world", "dup", "dup-barrier"}
+// meet in its table from the start; on a duplicate, whose calls meet in
+// a table found through the world's until a blocking collective sets its
+// own up; on a duplicate after a Barrier (its own table); and on a
+// communicator made by Create, whose calls start on goroutines of their
+// own until a blocking collective sets its table up.
+var nbModes = []string{"world", "dup", "dup-barrier", "create"}
 
 // nbComm returns the communicator of mode (nbModes) made from w.
 func nbComm(w *comm.Comm, mode string) (*comm.Comm, error) {
-	if mode == "world" {
+	switch mode {
+	case "world":
 		return w, nil
+	case "create":
+		return w.Create(w.Group())
 	}
 	d, err := w.Dup()
 	if err == nil && mode == "dup-barrier" {

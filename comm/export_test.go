@@ -35,3 +35,16 @@ var (
 // Laned returns how many messages from rank src of c reached c's rank
 // through their pair's lane (comm/internal/engine/lane.go).
 func Laned(c *Comm, src int) uint64 { return c.ep.Laned(c.worldOf(src)) }
+
+// NBTable reports whether c's non-blocking collectives meet in a table,
+// and how many tables of children its table keeps that not every member
+// of the child took yet (nbLink).
+func NBTable(c *Comm) (has bool, kids int) {
+	t := c.nbTable()
+	if t == nil {
+		return false, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return true, len(t.kids)
+}

@@ -52,8 +52,10 @@ func (c *Comm) Dup() (*Comm, error) {
 	}
 	defer c.leave()
 	c.kids++
-	return newComm(c.ep, childContext(c.ctx, c.kids, -1), c.rank, c.size, c.ranks,
-		fmt.Sprintf("%s.dup%d", c, c.kids)), nil
+	d := newComm(c.ep, childContext(c.ctx, c.kids, -1), c.rank, c.size, c.ranks,
+		fmt.Sprintf("%s.dup%d", c, c.kids))
+	c.linkNB(d)
+	return d, nil
 }
 
 // Split partitions c: ranks that pass the same color form a new
@@ -99,8 +101,10 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 			rank = i
 		}
 	}
-	return newComm(c.ep, childContext(c.ctx, seq, color), rank, len(ms), ranks,
-		fmt.Sprintf("%s.split%d(color %d)", c, seq, color)), nil
+	d := newComm(c.ep, childContext(c.ctx, seq, color), rank, len(ms), ranks,
+		fmt.Sprintf("%s.split%d(color %d)", c, seq, color))
+	c.linkNB(d)
+	return d, nil
 }
 
 // allgatherInts gathers every member's vals (all of the same length) on

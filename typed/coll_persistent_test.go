@@ -174,42 +174,75 @@ func TestPersistentCollectiveAllocatesNothing(t *testing.T) {
 // started each iteration, beside the blocking call.
 func BenchmarkPersistentAllreduce(b *testing.B) {
 	for _, n := range []int{2, 8, 64} {
-		for _, persistent := range []bool{false, true} {
-			name := "blocking"
-			if persistent {
-				name = "Start"
-			}
-			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
-				b.ReportAllocs()
-				err := mpgo.Run(n, func(w *comm.Comm) error {
-					c := typed.Of[float64](w)
-					in, out := []float64{1}, make([]float64, 1)
-					r, err := c.AllreduceInit(in, out, typed.Sum[float64])
-					if err != nil {
-						return err
-					}
-					if err := c.Barrier(); err != nil {
-						return err
-					}
-					if w.Rank() == 0 {
-						b.ResetTimer()
-					}
-					for range b.N {
-						if !persistent {
-							err = c.Allreduce(in, out, typed.Sum[float64])
-						} else if err = r.Start(); err == nil {
-							_, err = r.Wait()
-						}
-						if err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-			})
+		for _, form := range []string{"blocking", "Start"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, form), func(b *testing.B) { allreduceLoop(b, n, false, form) })
 		}
+	}
+}
+
+// BenchmarkCollFreshDup: an 8-byte persistent Allreduce's start and an
+// Iallreduce, each waited for at once, on 2 ranks, on the world and on a
+// Dup of it that no blocking collective ran on yet (whose table is found
+// through the world's: coll_nonblocking_meet.go's nbLink).
+func BenchmarkCollFreshDup(b *testing.B) {
+	for _, dup := range []bool{false, true} {
+		for _, form := range []string{"Start", "Iallreduce"} {
+			name := "world/" + form
+			if dup {
+				name = "dup/" + form
+			}
+			b.Run(name, func(b *testing.B) { allreduceLoop(b, 2, dup, form) })
+		}
+	}
+}
+
+// allreduceLoop times b.N 8-byte Allreduces of form on n ranks: the
+// blocking call, a start of one planned once (Start), or Iallreduce, each
+// waited for at once; on the world, or on a Dup of it (dup) on which no
+// blocking collective runs.
+func allreduceLoop(b *testing.B, n int, dup bool, form string) {
+	b.ReportAllocs()
+	err := mpgo.Run(n, func(w *comm.Comm) error {
+		d := w
+		if dup {
+			var err error
+			if d, err = w.Dup(); err != nil {
+				return err
+			}
+		}
+		c := typed.Of[float64](d)
+		in, out := []float64{1}, make([]float64, 1)
+		r, err := c.AllreduceInit(in, out, typed.Sum[float64])
+		if err != nil {
+			return err
+		}
+		if err := w.Barrier(); err != nil {
+			return err
+		}
+		if w.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for range b.N {
+			switch form {
+			case "blocking":
+				err = c.Allreduce(in, out, typed.Sum[float64])
+			case "Start":
+				if err = r.Start(); err == nil {
+					_, err = r.Wait()
+				}
+			default:
+				var q *comm.Request
+				if q, err = c.Iallreduce(in, out, typed.Sum[float64]); err == nil {
+					_, err = q.Wait()
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
