@@ -39,21 +39,13 @@ func (c *Comm) allgatherArgs(what string, send, recv []byte, t Type) (block []by
 
 // gatherArgs checks Gather's arguments on their own: it returns the
 // caller's block (in place, the root's own block of recv), whether the
-// call is in place, and the argument error, if any.
+// call is in place, and the argument error, if any. The root's are
+// Allgather's; the others' recv is not read.
 func (c *Comm) gatherArgs(what string, send, recv []byte, t Type, root int) (block []byte, inPlace bool, local error) {
-	n, me := c.size, c.rank
-	local = whole(what, "send buffer", send, t)
-	inPlace = me == root && same(send, recv)
-	if inPlace {
-		if len(recv)%n != 0 && local == nil {
-			local = fmt.Errorf("comm: %s in place: %d bytes is not %d blocks: %w", what, len(recv), n, ErrArg)
-		}
-		send = recv[me*(len(recv)/n) : (me+1)*(len(recv)/n)]
+	if c.rank != root {
+		return send, false, whole(what, "send buffer", send, t)
 	}
-	if me == root && local == nil && !inPlace {
-		local = checkGathered(what, "receive", send, recv, n*len(send))
-	}
-	return send, inPlace, local
+	return c.allgatherArgs(what, send, recv, t)
 }
 
 // alltoallArgs checks Alltoall's arguments.

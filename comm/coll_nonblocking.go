@@ -307,12 +307,22 @@ func (c *Comm) newNB(what string) (*Comm, *engine.Request, error) {
 // withdraws with its outcome, an abort fails like any other, and Cancel
 // refuses.
 func (c *Comm) doneRequest(what string) (*engine.Request, error) {
-	r, err := c.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, false)
+	r, err := c.selfWait(false)
 	if err != nil {
 		return nil, fmt.Errorf("comm: %s: %w", what, err)
 	}
 	r.SetCollective()
 	return r, nil
+}
+
+// selfWait posts a receive from the caller itself on c's collective
+// context that no message matches (tagCollNBDone), so that only whoever
+// completes an operation for the caller, an abort or the deadlock
+// detector completes it: what a non-blocking collective's request is,
+// and what a persistent one's start waits on. pooled: an internal one,
+// recycled after use (Finish).
+func (c *Comm) selfWait(pooled bool) (*engine.Request, error) {
+	return c.coll().startRecv(nil, Byte, c.rank, tagCollNBDone, false, pooled)
 }
 
 // runNB runs body, the operation of non-blocking collective request r,

@@ -218,12 +218,14 @@ var nbStarts = map[string]func(w *comm.Comm) (*comm.Request, error){
 
 // A rank that never joins a non-blocking collective is reported as a
 // deadlock, and the goroutines of the others end with the run.
-func TestNonBlockingDeadlock(t *testing.T) {
+func TestNonBlockingDeadlock(t *testing.T) { eachNBStart(t, testNonBlockingDeadlock) }
+
+// eachNBStart runs test on every start of nbStarts in every mode of
+// nbModes, each a subtest.
+func eachNBStart(t *testing.T, test func(t *testing.T, start func(w *comm.Comm) (*comm.Request, error), mode string)) {
 	for name, start := range nbStarts {
 		for _, mode := range nbModes {
-			t.Run(name+"/"+mode, func(t *testing.T) {
-				testNonBlockingDeadlock(t, start, mode)
-			})
+			t.Run(name+"/"+mode, func(t *testing.T) { test(t, start, mode) })
 		}
 	}
 }
@@ -305,15 +307,7 @@ func TestNonBlockingAbandoned(t *testing.T) {
 }
 
 // A rank that fails aborts the others' non-blocking collectives.
-func TestNonBlockingAbort(t *testing.T) {
-	for name, start := range nbStarts {
-		for _, mode := range nbModes {
-			t.Run(name+"/"+mode, func(t *testing.T) {
-				testNonBlockingAbort(t, start, mode)
-			})
-		}
-	}
-}
+func TestNonBlockingAbort(t *testing.T) { eachNBStart(t, testNonBlockingAbort) }
 
 // testNonBlockingAbort is TestNonBlockingAbort's case, on the
 // communicator of mode (nbModes).

@@ -235,7 +235,7 @@ func (pl *plan) start(*engine.Request) error {
 			// (pooled: a start allocates nothing), which the last
 			// arriver completes, or an abort or the deadlock detector
 			// fails; set before the start is visible to the worker.
-			q, err := pl.c.coll().startRecv(nil, Byte, pl.c.rank, tagCollNBDone, false, true)
+			q, err := pl.c.selfWait(true)
 			if err != nil {
 				return fmt.Errorf("comm: start of %s: %w", pl.what, err)
 			}
@@ -289,13 +289,7 @@ func (pl *plan) kickWorker() {
 		if pl.own.Load() != memberArrived || pl.waiting.Load() || pl.r.Completed() {
 			return // done, or being waited for
 		}
-		select {
-		case pl.kick <- struct{}{}:
-		default:
-		}
-		return
-	}
-	if pl.state.Load() != planPending {
+	} else if pl.state.Load() != planPending {
 		return // run or being run already
 	}
 	select {
@@ -334,24 +328,23 @@ func (pl *plan) work() {
 		case <-pl.ep.Closed():
 			return
 		}
-		if g := pl.linked(); g != nil {
-			pl.ep.AddHelper(1)
+		g := pl.linked()
+		if g == nil && !pl.state.CompareAndSwap(planPending, planRunning) {
+			continue // the rank's Wait runs it, or ran it
+		}
+		pl.ep.AddHelper(1) // running: see engine.Request.WaitQuiet
+		switch {
+		case g != nil:
 			pl.awaitLinked(g, true)
-			pl.ep.AddHelper(-1)
-			continue
-		}
-		if pl.state.CompareAndSwap(planPending, planRunning) {
-			pl.ep.AddHelper(1) // running: see engine.Request.WaitQuiet
-			if q := pl.q; q != nil {
-				pl.awaitMeeting(q, true)
-			} else {
-				if pl.p != nil {
-					pl.p.cst.quiet = true
-				}
-				pl.complete(pl.run(pl.p))
+		case pl.q != nil:
+			pl.awaitMeeting(pl.q, true)
+		default:
+			if pl.p != nil {
+				pl.p.cst.quiet = true
 			}
-			pl.ep.AddHelper(-1)
+			pl.complete(pl.run(pl.p))
 		}
+		pl.ep.AddHelper(-1)
 	}
 }
 

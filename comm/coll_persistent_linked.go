@@ -194,7 +194,7 @@ func (pl *plan) awaitLinked(g *planGroup, quiet bool) {
 	}
 	for !r.Completed() {
 		// Sleep on a receive that the deadlock detector and an abort see.
-		q, err := pl.c.coll().startRecv(nil, Byte, pl.c.rank, tagCollNBDone, false, true)
+		q, err := pl.c.selfWait(true)
 		if err != nil {
 			pl.abandon(g, err)
 			return
