@@ -36,20 +36,27 @@ func (r *Request) SetSend(mode Mode, t Type, buf []byte) { r.mode, r.typ, r.buf 
 
 // SetSendFrom gives send r a payload of n bytes of type t that src
 // produces (SendFrom).
-func (r *Request) SetSendFrom(t Type, src Source, n int) { r.typ, r.from, r.fromLen = t, src, n }
+func (r *Request) SetSendFrom(t Type, src Source, n int) {
+	x := r.ext()
+	r.typ, x.from, x.fromLen = t, src, n
+}
 
 // SetAttached hands b, whose memory buf is, over with send r (SendBuf).
-func (r *Request) SetAttached(b *buffer.Buf) { r.att = b }
+func (r *Request) SetAttached(b *buffer.Buf) { r.ext().att = b }
 
 // SetRecv gives receive r its type and buffer; owned: it takes the
-// sender's slice (or a copy of its own) instead of copying into buf.
+// sender's slice (or a copy of its own) instead of copying into buf, and
+// once it completed, buf is that slice (Finish returns it).
 func (r *Request) SetRecv(t Type, buf []byte, owned bool) { r.typ, r.buf, r.owned = t, buf, owned }
 
 // SetRecvInto makes receive r deliver through k (RecvInto).
-func (r *Request) SetRecvInto(t Type, k Sink) { r.typ, r.sink = t, k }
+func (r *Request) SetRecvInto(t Type, k Sink) { r.typ, r.ext().sink = t, k }
 
 // SetRecvBuf makes receive r deliver a *buffer.Buf (RecvBuf).
-func (r *Request) SetRecvBuf(t Type) { r.typ, r.owned, r.flags = t, true, r.flags|flagAsBuf }
+func (r *Request) SetRecvBuf(t Type) {
+	r.typ, r.owned, r.flags = t, true, r.flags|flagAsBuf
+	r.ext() // takeBuf writes gotBuf there, maybe on another goroutine
+}
 
 // SendEager sends buf, a standard-mode message of type t, from src (the
 // sender's rank in its communicator) to world rank peer with tag on
@@ -142,14 +149,19 @@ func (r *Request) WaitPooled() {
 func (r *Request) Finish() (Status, []byte, error) {
 	r.WaitPooled()
 	st, err := r.result()
-	got := r.got
+	var got []byte
+	if r.owned {
+		got = r.buf // what an owned receive received (take)
+	}
+	if x := r.x; x != nil {
+		*x = reqExt{}
+	}
 	r.ev.rearm()
 	r.own = false
-	r.buf, r.got, r.err, r.st, r.owned, r.mode = nil, nil, nil, Status{}, false, ModeStandard
-	r.flags, r.gotBuf, r.att = 0, nil, nil
+	r.buf, r.err, r.st, r.owned, r.mode = nil, nil, Status{}, false, ModeStandard
+	r.flags = 0
 	r.t0hi, r.t0lo = 0, 0
-	r.from, r.fromLen, r.sink = nil, 0, nil
-	r.owner, r.ep, r.in, r.pr, r.m = nil, nil, nil, nil, nil
+	r.owner, r.ep, r.in, r.pr = nil, nil, nil, nil
 	reqPool.Put(r)
 	return st, got, err
 }
@@ -169,7 +181,12 @@ func (r *Request) Release() *Request {
 }
 
 // GotBuf returns the Buf a RecvBuf received.
-func (r *Request) GotBuf() *buffer.Buf { return r.gotBuf }
+func (r *Request) GotBuf() *buffer.Buf {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.gotBuf
+}
 
 // Retract removes r from its queue and completes it with err; it reports
 // false, and does nothing, when r matched already.

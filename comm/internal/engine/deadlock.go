@@ -207,7 +207,8 @@ func (ep *Endpoint) Pending() PendingRank {
 
 // describeReq describes r.
 func (w *World) describeReq(r *Request) PendingReq {
-	d := PendingReq{Kind: r.kind, Mode: r.mode, Ctx: r.ctx, Owner: r.owner, Src: r.src, To: int(r.to), Tag: r.tag, Bytes: len(r.buf) + r.fromLen}
+	_, fromLen := r.from()
+	d := PendingReq{Kind: r.kind, Mode: r.mode, Ctx: r.ctx, Owner: r.owner, Src: r.src, To: int(r.to), Tag: r.tag, Bytes: len(r.buf) + fromLen}
 	if p := r.peer; p >= 0 && p < len(w.eps) && w.isLocal(p) {
 		d.PeerReturned = w.eps[p].done.Load()
 	}

@@ -348,7 +348,7 @@ func (in *inbox) drainOne(p *pair, l *lane, withAny bool, later []laneTake) []la
 		r, err := in.matchLocked(p, &m, nil, withAny)
 		switch {
 		case err != nil || r == nil:
-		case r.sink != nil:
+		case r.sink() != nil:
 			q := getMsg()
 			q.ctx, q.src, q.tag, q.typ = m.ctx, m.src, m.tag, m.typ
 			q.eagerCopy(in.ep.w.pool, m.data)

@@ -272,7 +272,8 @@ func (in *inbox) matchLocked(p *pair, m *msg, s *Request, withAny bool) (*Reques
 	p.unexp.push(q)
 	in.unexpected(p)
 	if q.sreq != nil {
-		q.sreq.in, q.sreq.pr, q.sreq.m = in, p, q
+		q.sreq.in, q.sreq.pr = in, p
+		q.sreq.ext().m = q // by the sender, in its start
 	}
 	if len(p.probes) > 0 {
 		p.probes, _ = wakeProbes(p.probes, q)
@@ -489,13 +490,13 @@ func (in *inbox) unqueue(r *Request) bool {
 		return p.posted.delete(r)
 	case KindSend:
 		for m := p.unexp.head; m != nil; m = m.next {
-			if m == r.m && m.sreq == r {
+			if m == r.queued() && m.sreq == r {
 				p.unexp.remove(m)
 				freeMsg(m)
 				return true
 			}
 		}
-		if m := r.m; m != nil && m.sreq == r && p.unclaim(m, ErrDeadlock) {
+		if m := r.queued(); m != nil && m.sreq == r && p.unclaim(m, ErrDeadlock) {
 			return true
 		}
 	}

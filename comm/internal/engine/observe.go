@@ -85,8 +85,8 @@ func (r *Request) traceSend(o *trace.Rank, err error, now int64) {
 		return // not a send this rank posted (a null or shared request)
 	}
 	n := len(r.buf)
-	if r.from != nil {
-		n = r.fromLen
+	if from, fromLen := r.from(); from != nil {
+		n = fromLen
 	}
 	o.Sent(start, end, r.ctx, r.src, int(r.to), r.peer, r.tag, n, async, err != nil)
 }

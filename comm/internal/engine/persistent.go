@@ -31,8 +31,11 @@ func (r *Request) Start() error {
 	case !r.done():
 		return fmt.Errorf("comm: start of a %s that is active: %w", r.kind, ErrArg)
 	}
-	r.st, r.err, r.got, r.gotBuf = Status{}, nil, nil, nil
-	r.in, r.pr, r.m = nil, nil, nil
+	r.st, r.err = Status{}, nil
+	if x := r.x; x != nil {
+		x.gotBuf, x.m = nil, nil
+	}
+	r.in, r.pr = nil, nil
 	w.mu.Lock()
 	w.doneCh, w.list = nil, nil // Done makes a fresh channel for this start
 	w.mu.Unlock()

@@ -156,16 +156,16 @@ func take(r *Request, m *msg, now int64) {
 	switch {
 	case r.typ != Byte && m.typ != r.typ && !m.lateStruct(r.typ):
 		err = fmt.Errorf("%w: message of %d bytes of %s, receive of %s", ErrType, m.len(), m.typeName(), r.typ)
-	case r.sink != nil && m.len() > r.sink.Cap():
-		err = fmt.Errorf("%w: message of %d bytes, receive of %d", ErrTruncate, m.len(), r.sink.Cap())
-	case r.sink != nil: // RecvInto (comm/payload.go)
-		err = r.sink.Take(m.data, m.source(), m.len())
+	case r.sink() != nil && m.len() > r.x.sink.Cap():
+		err = fmt.Errorf("%w: message of %d bytes, receive of %d", ErrTruncate, m.len(), r.x.sink.Cap())
+	case r.sink() != nil: // RecvInto (comm/payload.go)
+		err = r.x.sink.Take(m.data, m.source(), m.len())
 		m.remote = nil
 	case r.flags&flagAsBuf != 0:
 		err = takeBuf(r, m)
 	case m.remote != nil && r.owned:
-		r.got = make([]byte, m.size)
-		err = m.pull(r.got)
+		r.buf = make([]byte, m.size) // an owned receive's buf is what it received
+		err = m.pull(r.buf)
 		m.remote = nil
 	case m.remote != nil && m.size <= len(r.buf):
 		err = m.pull(r.buf[:m.size])
@@ -175,11 +175,11 @@ func take(r *Request, m *msg, now int64) {
 	case r.owned:
 		switch {
 		case m.owned && m.xbuf == nil:
-			r.got = m.data
+			r.buf = m.data
 		case m.store != nil && m.pool == nil:
-			r.got, m.store = m.data, nil // a heap copy becomes the receiver's
+			r.buf, m.store = m.data, nil // a heap copy becomes the receiver's
 		default:
-			r.got = append([]byte(nil), m.data...)
+			r.buf = append([]byte(nil), m.data...)
 		}
 	case len(m.data) > len(r.buf):
 		err = fmt.Errorf("%w: message of %d bytes, buffer of %d", ErrTruncate, len(m.data), len(r.buf))
@@ -211,15 +211,15 @@ func take(r *Request, m *msg, now int64) {
 // error, no Sink, Buf or handoff, no truncation (take's branch order).
 func pulledPlain(r *Request, m *msg) bool {
 	return m.remote != nil && (r.typ == Byte || m.typ == r.typ || m.lateStruct(r.typ)) &&
-		r.sink == nil && r.flags&flagAsBuf == 0 && !r.owned && m.size <= len(r.buf)
+		r.sink() == nil && r.flags&flagAsBuf == 0 && !r.owned && m.size <= len(r.buf)
 }
 
 // takeBuf delivers m to a RecvBuf: the sender's Buf itself when it sent
 // one, otherwise a Buf from the world's pool holding a copy.
 func takeBuf(r *Request, m *msg) error {
 	if m.xbuf != nil {
-		r.gotBuf, m.xbuf = m.xbuf, nil
-		return r.gotBuf.Done() // in flight no more: the receiver owns it
+		r.x.gotBuf, m.xbuf = m.xbuf, nil // r.x: made by SetRecvBuf
+		return r.x.gotBuf.Done()         // in flight no more: the receiver owns it
 	}
 	b, err := r.ep.w.pool.Alloc(m.len())
 	if err != nil {
@@ -236,7 +236,7 @@ func takeBuf(r *Request, m *msg) error {
 		b.Free() //nolint:errcheck // fresh and idle
 		return err
 	}
-	r.gotBuf = b
+	r.x.gotBuf = b
 	return nil
 }
 
@@ -264,16 +264,20 @@ func (ep *Endpoint) startSend(r *Request) error {
 	// The envelope lives on the stack; arrive copies it into a pooled msg
 	// only if it has to queue it.
 	m := msg{ctx: r.ctx, src: r.src, tag: r.tag, typ: r.typ, data: r.buf}
-	if r.mode == ModeStandard && r.from == nil && len(r.buf) < ep.w.eagerLimit && ep.sendLane(in, p, &m) {
+	from, fromLen := r.from()
+	if r.mode == ModeStandard && from == nil && len(r.buf) < ep.w.eagerLimit && ep.sendLane(in, p, &m) {
 		r.settleAt(Status{}, nil, now)
 		return nil
 	}
 	switch {
 	case r.mode == ModeOwned:
-		m.owned, m.xbuf = true, r.att
-	case r.from != nil: // SendFrom (comm/payload.go)
-		m.remote, m.size, m.local = r.from, r.fromLen, true
-		if r.fromLen >= ep.w.eagerLimit {
+		if r.x != nil {
+			m.xbuf = r.x.att
+		}
+		m.owned = true
+	case from != nil: // SendFrom (comm/payload.go)
+		m.remote, m.size, m.local = from, fromLen, true
+		if fromLen >= ep.w.eagerLimit {
 			m.sreq = r
 		}
 	case r.mode == ModeSync || len(r.buf) >= ep.w.eagerLimit:

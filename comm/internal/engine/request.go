@@ -51,6 +51,10 @@ const (
 // abort or the deadlock detector.
 type Request struct {
 	ev event
+	// Results, written before ev fires: beside it, so that the waiter
+	// reads the event and the outcome from the lines its completer wrote.
+	st  Status
+	err error
 
 	kind   Kind
 	mode   Mode
@@ -75,21 +79,11 @@ type Request struct {
 	ep    *Endpoint    // the rank that started it
 	owner fmt.Stringer // the communicator, named in deadlock reports
 
-	from    Source // send: SendFrom's payload, instead of buf
-	fromLen int    // send: bytes from produces
-	sink    Sink   // receive: RecvInto's destination, instead of buf
-
 	// Where the request waits to be matched (guarded by that queue's lock).
 	in *inbox
 	pr *pair // nil when queued in the inbox's AnySource queue
-	m  *msg  // a rendezvous send: its queued message
 
-	// Results, written before ev fires.
-	st     Status
-	err    error
-	got    []byte
-	gotBuf *buffer.Buf // RecvBuf: the Buf received
-	att    *buffer.Buf // send: the Buf handed over with buf (SendBuf)
+	x *reqExt // what only some requests need; nil until one does
 
 	// Done channels and WaitAny, rarely used: created on demand.
 	watch atomic.Pointer[watchers]
@@ -109,7 +103,58 @@ type Request struct {
 	// was recycled, finds another generation (distdeadlock.go).
 	remote atomic.Uint32
 
-	to int32 // send: destination's rank in the communicator (beside remote: Request stays in the 288-byte size class)
+	to int32 // send: destination's rank in the communicator (beside remote: Request stays in the 208-byte size class)
+}
+
+// reqExt is the part of a request that only some operations use: a
+// payload a Source produces or a Sink takes, a received Buf, a Buf
+// handed over, a rendezvous send's queued message. Kept apart so
+// that a Request fits the 208-byte size class instead of 288: every
+// non-blocking call allocates one, and a window of small receives
+// (osu_bw) spends a fifth of its time allocating and collecting them.
+// It is made by the request's starting goroutine before the start (the
+// Set calls that need it) or, for m, under the pair's lock that guards
+// m; a pooled request keeps it across uses (Finish clears it).
+type reqExt struct {
+	from    Source      // send: SendFrom's payload, instead of buf
+	fromLen int         // send: bytes from produces
+	sink    Sink        // receive: RecvInto's destination, instead of buf
+	gotBuf  *buffer.Buf // RecvBuf: the Buf received
+	att     *buffer.Buf // send: the Buf handed over with buf (SendBuf)
+	m       *msg        // a rendezvous send: its queued message (guarded by its pair's lock)
+}
+
+// ext returns r's extension, made on first use (see reqExt for who may).
+func (r *Request) ext() *reqExt {
+	if r.x == nil {
+		r.x = new(reqExt)
+	}
+	return r.x
+}
+
+// sink returns RecvInto's destination, nil for any other receive.
+func (r *Request) sink() Sink {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.sink
+}
+
+// from returns SendFrom's payload and its length; nil for any other send.
+func (r *Request) from() (Source, int) {
+	if r.x == nil {
+		return nil, 0
+	}
+	return r.x.from, r.x.fromLen
+}
+
+// queued returns a rendezvous send's queued message (under its pair's
+// lock), or nil.
+func (r *Request) queued() *msg {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.m
 }
 
 // reqFlags are a Request's rarely set properties.
