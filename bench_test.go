@@ -122,10 +122,12 @@ var bwSizes = []int{8, 4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 64 << 20}
 const bwWindow = 64
 
 // BenchmarkBandwidth: osu_bw beside copy() of the same size; both report
-// MB/s over the bytes moved.
+// MB/s over the bytes moved. persistent is osu_bw on persistent requests
+// made once (SendInit/RecvInit, then StartAll and WaitAll every window):
+// the same messages without a request allocated per receive, which is
+// what the garbage collector's share of a small message's cost is.
 func BenchmarkBandwidth(b *testing.B) {
 	for _, size := range bwSizes {
-		window := bwWindow
 		b.Run(fmt.Sprintf("copy/%d", size), func(b *testing.B) {
 			src, dst := make([]byte, size), make([]byte, size)
 			b.SetBytes(int64(size))
@@ -133,60 +135,84 @@ func BenchmarkBandwidth(b *testing.B) {
 				copy(dst, src)
 			}
 		})
-		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) {
-			b.SetBytes(int64(size) * int64(window))
-			err := mpgo.Run(2, func(w *comm.Comm) error {
-				c := typed.Of[byte](w)
-				// As osu_bw: one send buffer and one receive buffer, used
-				// by every message of the window.
-				buf := make([]byte, size)
-				reqs := make([]*comm.Request, window)
-				ack := make([]byte, 4)
-				for i := -2; i < b.N; i++ { // two windows of warm-up
-					if i == 0 {
-						if err := w.Barrier(); err != nil {
-							return err
-						}
-						if w.Rank() == 0 {
-							b.ResetTimer()
-						}
-					}
-					var err error
-					if w.Rank() == 0 {
-						for j := range reqs {
-							if reqs[j], err = c.Isend(buf, 1, 100); err != nil {
-								return err
-							}
-						}
-						if err := comm.WaitAll(reqs...); err != nil {
-							return err
-						}
-						if _, err := c.Recv(ack, 1, 101); err != nil {
-							return err
-						}
-					} else {
-						for j := range reqs {
-							if reqs[j], err = c.Irecv(buf, 0, 100); err != nil {
-								return err
-							}
-						}
-						if err := comm.WaitAll(reqs...); err != nil {
-							return err
-						}
-						if err := c.Send(ack, 0, 101); err != nil {
-							return err
-						}
-					}
+		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) { osuBW(b, size, false) })
+		if size <= 4<<10 {
+			b.Run(fmt.Sprintf("persistent/%d", size), func(b *testing.B) { osuBW(b, size, true) })
+		}
+	}
+}
+
+// osuBW is osu_bw of size-byte messages on 2 goroutine ranks, on
+// persistent requests when persistent is set.
+func osuBW(b *testing.B, size int, persistent bool) {
+	window := bwWindow
+	b.SetBytes(int64(size) * int64(window))
+	err := mpgo.Run(2, func(w *comm.Comm) error {
+		c := typed.Of[byte](w)
+		// As osu_bw: one send buffer and one receive buffer, used by
+		// every message of the window.
+		buf := make([]byte, size)
+		reqs := make([]*comm.Request, window)
+		ack := make([]byte, 4)
+		// start starts the window's requests.
+		start := func() error {
+			var err error
+			for j := range reqs {
+				if w.Rank() == 0 {
+					reqs[j], err = c.Isend(buf, 1, 100)
+				} else {
+					reqs[j], err = c.Irecv(buf, 0, 100)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if persistent {
+			var err error
+			for j := range reqs {
+				if w.Rank() == 0 {
+					reqs[j], err = c.SendInit(buf, 1, 100)
+				} else {
+					reqs[j], err = c.RecvInit(buf, 0, 100)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			start = func() error { return comm.StartAll(reqs...) }
+		}
+		for i := -2; i < b.N; i++ { // two windows of warm-up
+			if i == 0 {
+				if err := w.Barrier(); err != nil {
+					return err
 				}
 				if w.Rank() == 0 {
-					b.StopTimer()
+					b.ResetTimer()
 				}
-				return nil
-			})
-			if err != nil {
-				b.Fatal(err)
 			}
-		})
+			if err := start(); err != nil {
+				return err
+			}
+			if err := comm.WaitAll(reqs...); err != nil {
+				return err
+			}
+			if w.Rank() == 0 {
+				if _, err := c.Recv(ack, 1, 101); err != nil {
+					return err
+				}
+			} else if err := c.Send(ack, 0, 101); err != nil {
+				return err
+			}
+		}
+		if w.Rank() == 0 {
+			b.StopTimer()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 
