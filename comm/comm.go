@@ -360,7 +360,12 @@ func (c *Comm) Recv(buf []byte, t Type, src, tag int) (Status, error) {
 }
 
 // Irecv starts a receive into buf, which must not be touched until the
-// request completes.
+// request completes. Each call allocates its request, which stays valid
+// for any number of Waits; a loop that posts the same receives every
+// iteration allocates nothing with [Comm.RecvInit] and [StartAll]
+// instead, and where small messages are many that is faster (osu_bw of
+// 8 bytes on 2 goroutine ranks: 1.2-1.5 times the rate, BenchmarkBandwidth's
+// persistent rows).
 func (c *Comm) Irecv(buf []byte, t Type, src, tag int) (*Request, error) {
 	r, err := c.startRecv(buf, t, src, tag, false, false)
 	return user(r), err

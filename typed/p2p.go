@@ -34,7 +34,8 @@ func (c *Comm[T]) Recv(buf []T, src, tag int) (comm.Status, error) {
 }
 
 // Irecv starts a receive into buf; buf must not be touched until the
-// request completes.
+// request completes. For receives posted again every iteration, RecvInit
+// and comm.StartAll allocate nothing per start (see [comm.Comm.Irecv]).
 func (c *Comm[T]) Irecv(buf []T, src, tag int) (*comm.Request, error) {
 	return c.c.Irecv(bytesOf(buf), c.t, src, tag)
 }
