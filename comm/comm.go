@@ -201,9 +201,10 @@ func (c *Comm) checkRecv(t Type, src, tag int) error {
 // startSendNow validates and starts a Send or an Isend (async) on a
 // pooled request (an Isend's is released to the caller once started): a
 // standard-mode send that can complete inside the call does, with no
-// request (engine.SendEager), and returns a nil one. A world that
-// observes its run (a timeline, counters, a record of its polls: c.ct)
-// takes a request for every send, which its records are made of.
+// request (engine.SendEager, which records it when the world observes
+// its run), and returns a nil one. An Isend in a world that records or
+// replays its polls takes a request whatever the timing, which its Tests
+// are counted on (release).
 func (c *Comm) startSendNow(buf []byte, t Type, dst, tag int, mode engine.Mode, async bool) (*engine.Request, error) {
 	if dst == ProcNull {
 		return c.procNull(engine.KindSend, t, tag, true)
@@ -211,8 +212,8 @@ func (c *Comm) startSendNow(buf []byte, t Type, dst, tag int, mode engine.Mode, 
 	if err := c.checkSend(len(buf), t, dst, tag); err != nil {
 		return nil, err
 	}
-	if mode == engine.ModeStandard && c.ct == nil {
-		sent, err := c.ep.SendEager(c.ctx, c.rank, c.worldOf(dst), tag, engine.Type(t), buf)
+	if mode == engine.ModeStandard && (!async || c.replayLog() == nil) {
+		sent, err := c.ep.SendEager(c.ctx, c.rank, dst, c.worldOf(dst), tag, engine.Type(t), buf, async)
 		if err != nil {
 			return nil, fmt.Errorf("comm: send to rank %d tag %d: %w", dst, tag, err)
 		}

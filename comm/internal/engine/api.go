@@ -59,15 +59,15 @@ func (r *Request) SetRecvBuf(t Type) {
 }
 
 // SendEager sends buf, a standard-mode message of type t, from src (the
-// sender's rank in its communicator) to world rank peer with tag on
-// context ctx, with no request, when the send can complete inside the
-// call, and then reports true. Otherwise it sends nothing and reports
-// false, and the caller sends through a request; or it fails (an abort,
-// the device's error), with an error for the caller to wrap. A blocking
-// Send of a small message, and an Isend that would return the completed
-// send, need no request.
-func (ep *Endpoint) SendEager(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
-	return ep.sendEager(ctx, src, peer, tag, t, buf)
+// sender's rank in its communicator) to dst (the receiver's rank there,
+// world rank peer) with tag on context ctx, with no request, when the
+// send can complete inside the call, and then reports true. Otherwise it
+// sends nothing and reports false, and the caller sends through a
+// request; or it fails (an abort, the device's error), with an error for
+// the caller to wrap. A blocking Send of a small message, and an Isend
+// (async) that would return the completed send, need no request.
+func (ep *Endpoint) SendEager(ctx uint64, src, dst, peer, tag int, t Type, buf []byte, async bool) (bool, error) {
+	return ep.sendEager(ctx, src, dst, peer, tag, t, buf, async)
 }
 
 // CompletedSend returns the request Isend returns for a send that

@@ -11,7 +11,7 @@ func sendEager(t *testing.T, w *World, tag int, v uint64) bool {
 	t.Helper()
 	buf := make([]byte, 8)
 	binary.LittleEndian.PutUint64(buf, v)
-	sent, err := w.eps[0].SendEager(1, 0, 1, tag, Byte, buf)
+	sent, err := w.eps[0].SendEager(1, 0, 1, 1, tag, Byte, buf, false)
 	if err != nil {
 		t.Fatal(err)
 	}

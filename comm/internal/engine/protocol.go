@@ -305,20 +305,30 @@ func (ep *Endpoint) startSend(r *Request) error {
 // copied to the unexpected queue), or one the device sends at once. It
 // reports false, having sent nothing, when the send needs a request: a
 // rendezvous, no room left for an unexpected copy (arrive would make it
-// a rendezvous), a device that must hold the payload, or a rank whose
-// timeline or counters take a request's stamp.
-func (ep *Endpoint) sendEager(ctx uint64, src, peer, tag int, t Type, buf []byte) (bool, error) {
+// a rendezvous), or a device that must hold the payload. A rank that
+// records its run records the send here (eagerSent): it ends at its
+// start, as startSend's eager sends do.
+func (ep *Endpoint) sendEager(ctx uint64, src, dst, peer, tag int, t Type, buf []byte, async bool) (bool, error) {
 	w := ep.w
-	if ep.obs != nil || len(buf) >= w.eagerLimit {
+	if len(buf) >= w.eagerLimit {
 		return false, nil
 	}
+	var now int64
+	if o := ep.obs; o != nil && o.Tracing() {
+		now = o.Now()
+	}
 	if !w.isLocal(peer) {
-		return ep.sendNow(peer, wireEnvelope(ctx, src, tag, t, len(buf)), buf)
+		sent, err := ep.sendNow(peer, wireEnvelope(ctx, src, tag, t, len(buf)), buf)
+		if sent || err != nil {
+			ep.eagerSent(now, ctx, src, dst, peer, tag, len(buf), async, err)
+		}
+		return sent, err
 	}
 	in := &w.eps[peer].inbox
 	p := in.pairOf(ep.rank)
 	m := msg{ctx: ctx, src: src, tag: tag, typ: t, data: buf}
 	if ep.sendLane(in, p, &m) {
+		ep.eagerSent(now, ctx, src, dst, peer, tag, len(buf), async, nil)
 		return true, nil
 	}
 	rr, err := in.arrive(p, &m, eagerOnly)
@@ -326,10 +336,12 @@ func (ep *Endpoint) sendEager(ctx uint64, src, peer, tag int, t Type, buf []byte
 	case err == errNoRoom:
 		return false, nil
 	case err != nil:
+		ep.eagerSent(now, ctx, src, dst, peer, tag, len(buf), async, err)
 		return false, err
 	case rr != nil:
-		take(rr, &m, 0)
+		take(rr, &m, now)
 	}
+	ep.eagerSent(now, ctx, src, dst, peer, tag, len(buf), async, nil)
 	return true, nil
 }
 
