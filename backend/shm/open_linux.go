@@ -281,6 +281,10 @@ func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixLi
 		i := slices.Index(local, a.proc)
 		ps := segment{mem: a.mem, ringSize: ringSize}
 		p := &peer{proc: a.proc, pid: a.pid, conn: a.conn, done: make(chan struct{}), seg: ps, bell: a.bell, out: ps.ring(index), in: d.seg.ring(i)}
+		if 2*len(as)*(ringHeader+ringSize) <= populateBudget {
+			ps.populate(index)
+			d.seg.populate(i)
+		}
 		d.peers = append(d.peers, p)
 		d.byProc[a.proc] = p
 	}

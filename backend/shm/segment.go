@@ -92,6 +92,9 @@ func (s *segment) sleeping() *atomic.Uint32 {
 
 // ring returns the ring that the host's process i writes in s.
 func (s *segment) ring(i int) ring {
-	off := ctlSize + i*(ringHeader+s.ringSize)
+	off := s.ringOffset(i)
 	return newRing(s.mem[off : off+ringHeader+s.ringSize])
 }
+
+// ringOffset is where ring i starts in s.
+func (s *segment) ringOffset(i int) int { return ctlSize + i*(ringHeader+s.ringSize) }

@@ -113,3 +113,30 @@ func affinity() cpuMask {
 // (sched_yield). A raw system call: it returns within a time slice, and
 // the calling goroutine keeps its P, as it goes on polling.
 func yieldCore() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14): fault a range's
+// pages in, writable, at once.
+const madvPopulateWrite = 23
+
+// populateBudget bounds the ring memory a process populates at attach:
+// the two rings of each peer (the one it writes, the one it reads) for
+// up to 16 processes a host with the default rings. Beyond that the
+// rings fault in as they are used, which a ring that carries little
+// traffic never does past its first pages, where populating them all
+// would commit the host's whole ring memory, procs² rings, at once.
+const populateBudget = 16 << 20
+
+// populate faults in the pages of ring i of s (populate).
+func (s *segment) populate(i int) { populate(s.mem, s.ringOffset(i), ringHeader+s.ringSize) }
+
+// populate faults in the pages of mem that hold its n bytes at off,
+// writable, so that a ring's first pass does not take a page fault every
+// page on both sides: the first 1,000 round trips of 512 bytes under
+// mpiexec -n 2 took 1.5-1.8 us a round trip, against 0.3 once the rings
+// had been round (0.3-1.2 populated). Where the kernel is older, the
+// pages fault in as they are first used, as without it.
+func populate(mem []byte, off, n int) {
+	page := syscall.Getpagesize()
+	start, end := off&^(page-1), min(len(mem), (off+n+page-1)&^(page-1))
+	syscall.Madvise(mem[start:end], madvPopulateWrite) //nolint:errcheck // see above
+}
