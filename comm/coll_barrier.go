@@ -23,7 +23,7 @@ func (c *Comm) barrier() error {
 	switch c.pick(coll.Barrier, coll.Plain, 0) {
 	case coll.SharedMemory:
 		// Awaited here (gate.await says why).
-		x, err := c.shmArrive("barrier", &shmSlot{kind: kBarrier}, nil)
+		x, err := c.shmArrive("barrier", shmSig{kind: kBarrier}, nil, nil)
 		if err == nil {
 			err = x.await()
 		}

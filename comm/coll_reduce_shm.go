@@ -1,8 +1,6 @@
 package comm
 
 import (
-	"fmt"
-
 	"github.com/mpgo/mpgo/comm/internal/coll"
 )
 
@@ -102,18 +100,28 @@ func (c *Comm) reduceCombined(what string, kind collKind, send, recv []byte, t T
 func (c *Comm) combinedArrive(what string, kind collKind, send []byte, t Type, op Op, root int, local error) (*shmCall, error) {
 	s, err := c.shm()
 	if err != nil {
-		return nil, fmt.Errorf("comm: %s: %w", what, err)
+		return nil, collErr(what, err)
 	}
 	n := len(send)
 	p := c.state().gen & 1 // the generation shmArrive will use
-	rows, res := s.rows[p], s.result[p][:n]
-	copy(rows[c.rank*coll.CombineLimit:][:n], send)
-	return c.shmArrive(what, &shmSlot{kind: kind | kStaged, root: max(root, 0), t: t, n: n, err: local}, func(x *shmCall) {
-		copy(res, rows[:n])
-		for i := 1; i < x.s.n; i++ {
-			op(res, rows[i*coll.CombineLimit:][:n])
-		}
-	})
+	copy(s.rows[p][c.rank*coll.CombineLimit:][:n], send)
+	sig := shmSig{kind: kind | kStaged, root: int32(max(root, 0)), t: t, n: n}
+	return c.shmArrive(what, sig, errSlot(sig, local), op)
+}
+
+// errSlot returns the slot of sig holding the local argument error err,
+// nil when err is: made on the heap (not inlined), so that the callers'
+// frames, cold lines on 100,000 ranks, do not hold one (see shmArrive).
+//
+//go:noinline
+func errSlot(sig shmSig, err error) *shmSlot {
+	if err == nil {
+		return nil
+	}
+	sl := new(shmSlot)
+	sl.clear(sig)
+	sl.err = err
+	return sl
 }
 
 // combinedEnd ends a combined reduction through its gate: the result in
