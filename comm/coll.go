@@ -329,7 +329,7 @@ const colorNonBlocking = -20
 
 func (c *Comm) collUsable(what string) error {
 	if err := c.usable(); err != nil {
-		return fmt.Errorf("comm: %s: %w", what, err)
+		return collErr(what, err)
 	}
 	return nil
 }

@@ -20,18 +20,28 @@ func (c *Comm) barrier() error {
 	if c.size == 1 {
 		return nil
 	}
-	switch c.pick(coll.Barrier, coll.Plain, 0) {
-	case coll.SharedMemory:
-		// Awaited here (gate.await says why).
-		x, err := c.shmArrive("barrier", shmSig{kind: kBarrier}, nil, nil)
-		if err == nil {
-			err = x.await()
-		}
-		if err != nil {
-			return err
-		}
-		return x.finish()
-	case coll.Hierarchical:
+	alg := c.pick(coll.Barrier, coll.Plain, 0)
+	if alg != coll.SharedMemory {
+		return c.barrierBy(alg)
+	}
+	// Awaited here (gate.await says why).
+	x, err := c.shmArrive("barrier", shmSig{kind: kBarrier}, nil, nil)
+	if err == nil {
+		err = x.await()
+	}
+	if err != nil {
+		return err
+	}
+	return x.finish()
+}
+
+// barrierBy is the barrier by alg, hierarchical or point to point: a
+// frame of its own (not inlined), so that the shared-memory barrier's
+// keeps no room for them (see shmArrive).
+//
+//go:noinline
+func (c *Comm) barrierBy(alg coll.Algorithm) error {
+	if alg == coll.Hierarchical {
 		return c.barrierHier()
 	}
 	x := c.call("barrier", collSig{kind: kBarrier, t: Byte}, nil, nil)

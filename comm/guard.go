@@ -48,6 +48,13 @@ func mark(busy *atomic.Bool, what string, on fmt.Stringer, rank int) error {
 	if busy == nil || busy.CompareAndSwap(false, true) {
 		return nil
 	}
+	return busyErr(what, on, rank)
+}
+
+// busyErr is mark's error (not inlined: see collErr).
+//
+//go:noinline
+func busyErr(what string, on fmt.Stringer, rank int) error {
 	return fmt.Errorf("comm: %s on %s: another collective call of rank %d is in progress on it: %w", what, on, rank, ErrConcurrent)
 }
 
