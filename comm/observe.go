@@ -23,7 +23,10 @@ type Observe struct {
 	// (0: 32768, of 64 bytes). They are kept in a ring per P of the
 	// runtime, of Events × ⌈local ranks / GOMAXPROCS⌉ records each, which
 	// holds the records of whichever ranks ran there: a rank that records
-	// far more than the others on its P may keep fewer.
+	// far more than the others on its P may keep fewer. A smaller ring is
+	// cheaper to write, its lines staying in the core's cache: 4096 took
+	// the timeline's cost on an 8-byte ping-pong from +13–23% to +6–13%
+	// on the 2-core test VM (README, Observing a run).
 	Events int
 	// Stats keeps per-rank counters ([World.Stats], [Comm.Stats]).
 	Stats bool
