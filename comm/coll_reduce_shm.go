@@ -98,12 +98,9 @@ func (c *Comm) reduceCombined(what string, kind collKind, send, recv []byte, t T
 // awaits (shmCall.await) before it calls combinedEnd: Allreduce does so
 // itself (see gate.await).
 func (c *Comm) combinedArrive(what string, kind collKind, send []byte, t Type, op Op, root int, local error) (*shmCall, error) {
-	s := c.shmMade() // shm, written out: one frame less (see shmArrive)
-	if s == nil {
-		var err error
-		if s, err = c.shmSetup(); err != nil {
-			return nil, collErr(what, err)
-		}
+	s, err := c.shm()
+	if err != nil {
+		return nil, collErr(what, err)
 	}
 	n := len(send)
 	p := c.state().gen & 1 // the generation shmArrive will use

@@ -222,21 +222,13 @@ type gateGen struct {
 }
 
 // shm returns c's shared table, creating it on first use (a collective
-// call: every member must reach it at the same point): the table made,
-// or else its setup, which has a frame of its own (see shmArrive).
+// call: every member must reach it at the same point); the setup has a
+// frame of its own (see shmArrive).
 func (c *Comm) shm() (*shmComm, error) {
-	if s := c.shmMade(); s != nil {
-		return s, nil
+	if st := c.cst; st != nil && st.shm != nil {
+		return st.shm, nil
 	}
 	return c.shmSetup()
-}
-
-// shmMade returns c's shared table, nil until shm made it.
-func (c *Comm) shmMade() *shmComm {
-	if st := c.cst; st != nil {
-		return st.shm
-	}
-	return nil
 }
 
 // shmSetup is shm's first use on c.
@@ -492,10 +484,7 @@ func (c *Comm) shmStart(what string, sl *shmSlot) (*shmCall, error) {
 // 120, gate.arrive 104 -> 56; on 100,000 ranks an 8-byte Allreduce took
 // 92-97 ms instead of 103-105, a Barrier 80-83 instead of 89-90.
 func (c *Comm) shmArrive(what string, sig shmSig, sl *shmSlot, op Op) (*shmCall, error) {
-	s, err := c.shmMade(), error(nil) // shm, written out: one frame less
-	if s == nil {
-		s, err = c.shmSetup()
-	}
+	s, err := c.shm()
 	if err == nil {
 		err = s.gate.failed(c) // before the slot is written: see gate.broken
 	}

@@ -277,11 +277,12 @@ func (d *Device) attach(local []int, ringSize int, secret []byte, ln *net.UnixLi
 	r := <-accepted
 	as = append(as, r.as...)
 	errs = append(errs, r.err)
+	populated := 2*len(as)*(ringHeader+ringSize) <= populateBudget
 	for _, a := range as {
 		i := slices.Index(local, a.proc)
 		ps := segment{mem: a.mem, ringSize: ringSize}
 		p := &peer{proc: a.proc, pid: a.pid, conn: a.conn, done: make(chan struct{}), seg: ps, bell: a.bell, out: ps.ring(index), in: d.seg.ring(i)}
-		if 2*len(as)*(ringHeader+ringSize) <= populateBudget {
+		if populated {
 			ps.populate(index)
 			d.seg.populate(i)
 		}
