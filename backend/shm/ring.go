@@ -279,9 +279,20 @@ func (r *ring) peek(h *header) ([]byte, bool, error) {
 		if inline {
 			return r.data[pos+inlineAt : pos+inlineAt+h.len], true, nil
 		}
+		// The payload's lines come from the producer's cache: ask for
+		// them now, so that they arrive while the engine matches the
+		// message, before it copies them (1 KiB under mpiexec -n 2:
+		// 0.361 -> 0.342 us a round trip).
+		if h.len > 0 {
+			prefetch(unsafe.Pointer(&r.data[pos+cell]), uintptr(min(h.len, prefetchMax)))
+		}
 		return r.data[pos+cell : pos+cell+h.len], true, nil
 	}
 }
+
+// prefetchMax bounds the payload bytes peek asks for ahead: the
+// hardware's own prefetcher follows a copy's stream beyond them.
+const prefetchMax = 4 << 10
 
 // next frees the record peek returned last, of header h: it clears the
 // stamp word of each of its cells (a payload cell may hold anything
