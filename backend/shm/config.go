@@ -90,6 +90,6 @@ type Config struct {
 	// DefaultPipeLimit.
 	PipeLimit int
 	// Getenv reads the environment (nil: os.Getenv): MPGO_SHM_CMA,
-	// MPGO_SHM_EAGER, MPGO_SHM_PIPE.
+	// MPGO_SHM_EAGER, MPGO_SHM_PIPE, MPGO_SHM_SPLIT.
 	Getenv func(string) string
 }

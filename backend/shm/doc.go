@@ -35,7 +35,9 @@
 // the protocol switch, default DefaultEagerLimit), MPGO_SHM_PIPE (bytes:
 // the size above which large messages come through the rings in chunks
 // anyway, default DefaultPipeLimit, 0 never; ignored where the host is
-// oversubscribed) and MPGO_SHM_SPIN (a
+// oversubscribed), MPGO_SHM_SPLIT=0 (a large message that the receiver
+// reads is read whole, instead of half of it written by its sender
+// meanwhile: split_linux.go) and MPGO_SHM_SPIN (a
 // duration: how long a waiting rank polls the rings before it parks, the
 // receiver loop twice that before it sleeps; default 50µs, and nothing
 // where the host's ranks outnumber its cores: the CPUs that the host's

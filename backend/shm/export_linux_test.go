@@ -18,3 +18,10 @@ func PipedIn(d device.Device) (n uint64, limit int, noCMA bool) {
 // Started returns how many piped rendezvous d's engine started (no
 // goroutine waiting for them).
 func Started(d device.Device) uint64 { return d.(*Device).pullsStarted.Load() }
+
+// SplitReads returns how many parts of split reads d's senders wrote, and
+// how many d's receivers read themselves (split_linux.go).
+func SplitReads(d device.Device) (written, taken uint64) {
+	dd := d.(*Device)
+	return dd.splitWritten.Load(), dd.splitTaken.Load()
+}

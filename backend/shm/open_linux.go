@@ -148,6 +148,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 		spin: defaultSpins, kick: make(chan struct{}, 1), loopDone: make(chan struct{}),
 		sends: map[uint64]*outRV{}, pipes: map[pipeKey]*pipe{}}
 	d.noCMA.Store(cfg.NoCMA || getenv("MPGO_SHM_CMA") == "0")
+	d.split = getenv("MPGO_SHM_SPLIT") != "0"
 	if pipeAt > 0 {
 		d.pipeLimit = pipeAt
 	}
@@ -174,6 +175,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	}
 	if ranks > d.cores() {
 		d.pipeLimit = 0 // the two copies would take turns on a core
+		d.split = false // as would the two parts of a split read
 	}
 	switch {
 	case spin != nil:

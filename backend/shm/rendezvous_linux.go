@@ -17,10 +17,11 @@ import (
 // stays in its sender's buffer, pinned (runtime.Pinner) so that the
 // garbage collector neither moves nor frees it while the peer may read
 // it. The RTS record carries its address and size; the receive that
-// matches it reads it with process_vm_readv straight into its buffer and
-// answers FIN, which completes the send. Once a read from a peer has
-// succeeded, its rendezvous of up to inlinePull bytes are read on
-// arrival, by the goroutine that polls the rings (arriveRV): the engine
+// matches it reads it with process_vm_readv straight into its buffer
+// (from splitMin bytes on, half of it written by the sender meanwhile:
+// split_linux.go) and answers FIN, which completes the send. Once a read
+// from a peer has succeeded, its rendezvous of up to inlinePull bytes are
+// read on arrival, by the goroutine that polls the rings (arriveRV): the engine
 // is told they do not wait for the network, so a receive posted before
 // the RTS came is served inside Engine.Arrive instead of on a goroutine
 // the engine starts (a wake-up of another thread, about 4 us of an
@@ -200,7 +201,12 @@ func (rv *inRV) pull(dst []byte, arriving bool) error {
 	defer d.rvs.Add(-1)
 	if len(dst) > 0 {
 		if arriving || !d.noCMA.Load() && !d.piped(len(dst)) {
-			err := readFrom(p.pid, dst, rv.addr)
+			var err error
+			if at := d.splitAt(dst); at > 0 {
+				err = d.splitRead(rv, dst, at)
+			} else {
+				err = readFrom(p.pid, dst, rv.addr)
+			}
 			switch {
 			case err == nil:
 				p.readable.Store(true)

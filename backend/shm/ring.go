@@ -50,7 +50,7 @@ import (
 // ringVersion numbers the layout of the rings' records; it enters the
 // handshake's MACs, so that processes of builds that lay records out
 // differently never attach each other. Raise it with any change to it.
-const ringVersion = 2
+const ringVersion = 3
 
 // cell is a ring's unit: a cache line. Records start on cells, so no two
 // records share a line that both processes write.
@@ -70,7 +70,8 @@ const (
 	kindCTS                    // the receiver cannot read the sender's memory: send rendezvous id through the ring
 	kindData                   // a chunk of rendezvous id's payload at offset source
 	kindBye                    // the sender's process finished: nothing more comes
-	kindLast  = kindBye
+	kindWrite                  // the receiver asks the sender of rendezvous id to write a part of it (split_linux.go)
+	kindLast  = kindWrite
 )
 
 // header is a record's header cell. Ranks are world ranks; Source and

@@ -26,6 +26,10 @@ import (
 // It also holds the CPUs its process may run on (its affinity mask),
 // written before any peer maps the segment and never again: the peers
 // count the host's cores from them (Device.cores).
+//
+// And it holds the slots of its split reads (split_linux.go), a cache
+// line each: a receiver of the process publishes a request in one, and
+// the peer that it asked answers there.
 
 // ctlSize is the control page's size.
 const ctlSize = 4096
@@ -34,6 +38,7 @@ const ctlSize = 4096
 const (
 	offSleeping = 0
 	offCPUs     = 2 * cell // cpuWords words
+	offSlots    = 1024     // splitSlots slots, a cache line each
 )
 
 // cpuWords is the length of a CPU mask in 64-bit words: 1024 CPUs, as
@@ -88,6 +93,11 @@ type segment struct {
 
 func (s *segment) sleeping() *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&s.mem[offSleeping]))
+}
+
+// slot returns split-read slot i of s (i < splitSlots).
+func (s *segment) slot(i int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&s.mem[offSlots+i*cell]))
 }
 
 // ring returns the ring that the host's process i writes in s.

@@ -72,18 +72,30 @@ func mapShared(fd, size int) ([]byte, error) {
 // does not allow it (ptrace scope, a container's seccomp filter), ESRCH
 // when pid is gone.
 func readFrom(pid int, dst []byte, addr uintptr) error {
-	for len(dst) > 0 {
-		local := iovec{base: uintptr(unsafe.Pointer(&dst[0])), len: uint64(len(dst))}
-		remote := iovec{base: addr, len: uint64(len(dst))}
-		n, _, errno := syscall.Syscall6(sysProcessVMReadv, uintptr(pid), uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
-		runtime.KeepAlive(dst)
+	return vmCopy(sysProcessVMReadv, pid, dst, addr)
+}
+
+// writeTo copies src to address addr of process pid (process_vm_writev:
+// one copy, by the kernel). Errors as readFrom's.
+func writeTo(pid int, src []byte, addr uintptr) error {
+	return vmCopy(sysProcessVMWritev, pid, src, addr)
+}
+
+// vmCopy is readFrom (nr process_vm_readv) or writeTo (process_vm_writev)
+// of local, this process's, and the bytes at addr of process pid.
+func vmCopy(nr uintptr, pid int, local []byte, addr uintptr) error {
+	for len(local) > 0 {
+		l := iovec{base: uintptr(unsafe.Pointer(&local[0])), len: uint64(len(local))}
+		r := iovec{base: addr, len: uint64(len(local))}
+		n, _, errno := syscall.Syscall6(nr, uintptr(pid), uintptr(unsafe.Pointer(&l)), 1, uintptr(unsafe.Pointer(&r)), 1, 0)
+		runtime.KeepAlive(local)
 		if errno != 0 {
 			return errno
 		}
 		if n == 0 {
 			return syscall.EFAULT
 		}
-		dst, addr = dst[n:], addr+n
+		local, addr = local[n:], addr+n
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package shm
 
 // Linux system call numbers on amd64 that package syscall does not name.
 const (
-	sysMemfdCreate    = 319
-	sysProcessVMReadv = 310
+	sysMemfdCreate     = 319
+	sysProcessVMWritev = 311
+	sysProcessVMReadv  = 310
 )
