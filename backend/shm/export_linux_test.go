@@ -19,9 +19,10 @@ func PipedIn(d device.Device) (n uint64, limit int, noCMA bool) {
 // goroutine waiting for them).
 func Started(d device.Device) uint64 { return d.(*Device).pullsStarted.Load() }
 
-// SplitReads returns how many parts of split reads d's senders wrote, and
-// how many d's receivers read themselves (split_linux.go).
-func SplitReads(d device.Device) (written, taken uint64) {
+// SplitReads returns how many parts of split reads d's senders wrote, how
+// many d's receivers read themselves (split_linux.go), and whether d
+// splits reads at all (not where the host is oversubscribed).
+func SplitReads(d device.Device) (written, taken uint64, on bool) {
 	dd := d.(*Device)
-	return dd.splitWritten.Load(), dd.splitTaken.Load()
+	return dd.splitWritten.Load(), dd.splitTaken.Load(), dd.split
 }

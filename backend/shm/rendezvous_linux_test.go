@@ -200,8 +200,9 @@ func pattern(n, rank, round, i int) []byte {
 // writes the second part into the receive buffer while the receiver
 // reads the first: one process sends the other messages of 48 KiB to
 // 256 KiB (blocking sends: the sender polls, waiting for each FIN), and
-// every payload arrives intact, parts of them written by the sender;
-// with MPGO_SHM_SPLIT=0, none is split.
+// every payload arrives intact, the reads split (the sender's part
+// written by it where it answered in time, which the log says, else read
+// by the receiver); with MPGO_SHM_SPLIT=0, none is split.
 func TestSplitRendezvous(t *testing.T) {
 	for _, split := range []string{"", "0"} {
 		t.Run("MPGO_SHM_SPLIT="+split, func(t *testing.T) {
@@ -250,17 +251,20 @@ func TestSplitRendezvous(t *testing.T) {
 				}
 			}
 			var written, taken uint64
+			on := true
 			for _, d := range devs {
-				w, k := shm.SplitReads(d)
-				written, taken = written+w, taken+k
+				w, k, o := shm.SplitReads(d)
+				written, taken, on = written+w, taken+k, on && o
 			}
 			t.Logf("%d parts written by the sender, %d read by the receiver", written, taken)
 			_, _, noCMA := shm.PipedIn(devs[0])
 			switch {
-			case split == "0" && written+taken != 0:
+			case split == "0" && (on || written+taken != 0):
 				t.Errorf("%d reads split with MPGO_SHM_SPLIT=0", written+taken)
-			case split == "" && !noCMA && written == 0:
-				t.Error("the sender wrote no part")
+			case split == "" && on && !noCMA && written+taken < msgs/2:
+				// A read is whole where its request found the ring's
+				// producer busy (putNow): rare, not half of them.
+				t.Errorf("%d of %d reads split", written+taken, msgs)
 			}
 		})
 	}

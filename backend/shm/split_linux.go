@@ -81,6 +81,10 @@ const (
 
 func slotWord(gen uint64, state uint64) uint64 { return gen<<8 | state }
 
+// testHookSplitRequested, when set (by tests only), runs once a split
+// read's request is written, before the receiver reads its part.
+var testHookSplitRequested func()
+
 // splitAt returns where the read of an n-byte payload into dst splits (the
 // sender writes from there to the end), or 0 for a read that is not
 // split: the device does not split (an oversubscribed host, MPGO_SHM_SPLIT=0),
@@ -150,6 +154,9 @@ func (d *Device) splitRead(rv *inRV, dst []byte, at int) error {
 	h := header{kind: kindWrite, id: rv.id, source: int64(at), len: uint64(len(req))}
 	if !d.putNow(p, &h, req[:]) {
 		return readFrom(p.pid, dst, rv.addr)
+	}
+	if hook := testHookSplitRequested; hook != nil {
+		hook()
 	}
 	err := readFrom(p.pid, dst[:at], rv.addr)
 	for spins := 0; ; spins++ {
