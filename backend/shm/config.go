@@ -23,7 +23,16 @@ import "github.com/mpgo/mpgo/comm/device"
 // and 3.6-4.0 / 4.0-4.2 / 4.3-4.4 us; 32 KiB (read by default) 5.8 /
 // 5.1 / 5.7 and 5.5-6.1 / 5.2-5.3 / 5.6-6.5. osu_bw at 16 KiB 9.5-17.2
 // / 4.7-5.0 / 4.6-4.8 and 9.7-10.7 / 4.9 / 4.7-4.8 GB/s.
-const DefaultEagerLimit = 32 << 10
+// Since the rings are populated at attach and the consumer prefetches
+// what it reads, the ring carries 32 and 36 KiB 30-40% faster than the
+// read in the fast state, and 32 KiB within 10% of it in the slow one,
+// where both beat MPICH; so the limit is 40 KiB (sizes below it eager).
+// 3 alternated runs each, ring / read / MPICH, one way: fast state 32 KiB
+// 2.98-3.38 / 4.87-5.21 / 4.81-5.66 us, 36 KiB 4.11 / 5.78 / 6.04; slow
+// state 32 KiB 5.73 / 5.19 / 6.23, 40 KiB 7.80 / 6.09 / 6.07, which is
+// why it stops there (from 48 KiB the read is split with the sender:
+// split_linux.go); osu_bw at 32 KiB 13.9-15.5 / 6.1-6.4 / 5.8-5.9 GB/s.
+const DefaultEagerLimit = 40 << 10
 
 // DefaultRingEagerLimit is DefaultEagerLimit where process_vm_readv is
 // not allowed (Config.NoCMA, MPGO_SHM_CMA=0, or a read the kernel
