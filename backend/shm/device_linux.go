@@ -99,15 +99,15 @@ type Device struct {
 	pushers  sync.WaitGroup
 	closed   atomic.Bool
 
-	// split: rendezvous reads are split with their senders (split_linux.go);
-	// slotBusy marks the slots of seg in use, slotGen their generations
-	// (each the holder's). splitWritten counts the parts senders wrote,
-	// splitTaken those their receivers read themselves, splitRefused the
-	// writes the kernel refused here, for the tests.
-	split                                  bool
-	slotBusy                               atomic.Uint32
-	slotGen                                [splitSlots]uint64
-	splitWritten, splitTaken, splitRefused atomic.Uint64
+	// split: rendezvous reads are split with their senders
+	// (split_linux.go); slotBusy marks the slots of seg in use, slotGen
+	// their generations (each the holder's). splitWritten counts the
+	// parts senders wrote, splitTaken those their receivers read
+	// themselves, for the tests.
+	split                    bool
+	slotBusy                 atomic.Uint32
+	slotGen                  [splitSlots]uint64
+	splitWritten, splitTaken atomic.Uint64
 
 	rvs    atomic.Int32 // rendezvous in flight here: sends in sends, pulls running
 	mu     sync.Mutex

@@ -4,7 +4,6 @@ package shm
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -85,10 +84,11 @@ func slotWord(gen uint64, state uint64) uint64 { return gen<<8 | state }
 // read's request is written, before the receiver reads its part.
 var testHookSplitRequested func()
 
-// splitAt returns where the read of an n-byte payload into dst splits (the
+// splitAt returns where the read of a payload into dst splits (the
 // sender writes from there to the end), or 0 for a read that is not
-// split: the device does not split (an oversubscribed host, MPGO_SHM_SPLIT=0),
-// or n is below splitMin. The split falls on a page boundary of dst.
+// split: the device does not split (an oversubscribed host,
+// MPGO_SHM_SPLIT=0), or dst is shorter than splitMin. The split falls on
+// a page boundary of dst.
 func (d *Device) splitAt(dst []byte) int {
 	n := len(dst)
 	if !d.split || n < splitMin {
@@ -213,7 +213,7 @@ func (d *Device) writeRV(p *peer, h *header, q []byte) error {
 	rv := d.sends[h.id]
 	d.mu.Unlock()
 	off := int(h.source)
-	if rv == nil || rv.to != p || off < 0 || n < 0 || off+n > len(rv.data) {
+	if rv == nil || rv.to != p || off < 0 || n < 0 || off > len(rv.data) || n > len(rv.data)-off {
 		// Not a rendezvous of ours to p (any more): the receiver reads
 		// the part itself.
 		slot.CompareAndSwap(w, w&^0xff|slotFailed)
@@ -222,13 +222,9 @@ func (d *Device) writeRV(p *peer, h *header, q []byte) error {
 	if !slot.CompareAndSwap(w, w&^0xff|slotClaimed) {
 		return nil // cancelled meanwhile
 	}
-	err := writeTo(p.pid, rv.data[off:off+n], addr)
 	state := uint64(slotDone)
-	if err != nil {
-		state = slotFailed
-		if !errors.Is(err, syscall.ESRCH) {
-			d.splitRefused.Add(1)
-		}
+	if writeTo(p.pid, rv.data[off:off+n], addr) != nil {
+		state = slotFailed // refused (EPERM, EFAULT), or p is gone (ESRCH)
 	}
 	slot.Store(w&^0xff | state)
 	return nil

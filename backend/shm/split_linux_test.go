@@ -4,6 +4,7 @@ package shm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"sync"
 	"testing"
@@ -184,5 +185,28 @@ func TestSplitReadUnknown(t *testing.T) {
 	}
 	if x.recv.splitWritten.Load() != 0 || x.recv.splitTaken.Load() != 1 {
 		t.Fatalf("written %d, taken %d: want 0 and 1", x.recv.splitWritten.Load(), x.recv.splitTaken.Load())
+	}
+}
+
+// A request for a part beyond the payload (a length that overflows an
+// offset's sum included) is answered failed, never a slice out of range.
+func TestSplitWriteOutOfRange(t *testing.T) {
+	x := newSplitPair(64 << 10)
+	for _, part := range [][2]uint64{{1, 1 << 63}, {1, 1<<63 - 1}, {64 << 10, 1}, {1 << 40, 8}} {
+		i, gen := x.recv.takeSlot()
+		slot := x.recv.seg.slot(i)
+		slot.Store(slotWord(gen, slotRequested))
+		var q [24]byte
+		binary.NativeEndian.PutUint64(q[:], uint64(addrOf(make([]byte, 8))))
+		binary.NativeEndian.PutUint64(q[8:], part[1])
+		binary.NativeEndian.PutUint64(q[16:], uint64(i)<<32|gen&0xffffffff)
+		h := header{kind: kindWrite, id: 7, source: int64(part[0]), len: uint64(len(q))}
+		if err := x.send.writeRV(x.sp, &h, q[:]); err != nil {
+			t.Fatal(err)
+		}
+		if w := slot.Load(); w != slotWord(gen, slotFailed) {
+			t.Errorf("part at %d of %d bytes: slot %#x, want failed", part[0], part[1], w)
+		}
+		x.recv.freeSlot(i)
 	}
 }
