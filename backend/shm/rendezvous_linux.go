@@ -21,12 +21,12 @@ import (
 // (from splitMin bytes on, half of it written by the sender meanwhile:
 // split_linux.go) and answers FIN, which completes the send. Once a read
 // from a peer has succeeded, its rendezvous of up to inlinePull bytes are
-// read on arrival, by the goroutine that polls the rings (arriveRV): the engine
-// is told they do not wait for the network, so a receive posted before
-// the RTS came is served inside Engine.Arrive instead of on a goroutine
-// the engine starts (a wake-up of another thread, about 4 us of an
-// 8 us round trip here); one that comes later reads it in place, as an
-// eager message is copied. Where the kernel refuses (EPERM), and for
+// read on arrival, by the goroutine that polls the rings (arriveRV): the
+// engine is told they do not wait for the network, so a receive posted
+// before the RTS came is served inside Engine.Arrive instead of on a
+// goroutine the engine starts (a wake-up of another thread, about 4 us of
+// an 8 us round trip here); one that comes later reads it in place, as
+// an eager message is copied. Where the kernel refuses (EPERM), and for
 // payloads of more than pipeLimit bytes on a host that is not
 // oversubscribed (faster there: config.go's DefaultPipeLimit), the
 // receiver answers CTS instead, and the sender's pusher writes the
