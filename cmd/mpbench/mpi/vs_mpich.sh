@@ -4,14 +4,17 @@
 # path, under the same mpiexec, alternated run by run, the same kernels on
 # both sides (mpbench under a launcher speaks mpbench_mpi's command line).
 # Prints the median of each figure over the runs and mpgo/MPICH ratios.
+# The sizes are powers of 4, and 32 KiB and 48 KiB beside them: the two
+# sides of backend/shm's protocol switch (40 KiB) and of its split reads
+# (from 48 KiB).
 #
 # Usage: cmd/mpbench/mpi/vs_mpich.sh [RUNS] [OUTDIR]    (from the module root)
 set -euo pipefail
 runs=${1:-5}
 . "$(dirname "$0")/build.sh"
 lat="1:10000:100 4:10000:100 16:10000:100 64:10000:100 256:10000:100 1024:10000:100 4096:10000:100
- 16384:1000:10 65536:1000:10 262144:1000:10 1048576:100:10 4194304:100:10 16777216:50:5"
-bw="1:100:10 64:100:10 1024:100:10 16384:100:10 65536:20:2 1048576:20:2 4194304:10:2 16777216:5:1"
+ 16384:1000:10 32768:1000:10 49152:1000:10 65536:1000:10 262144:1000:10 1048576:100:10 4194304:100:10 16777216:50:5"
+bw="1:100:10 64:100:10 1024:100:10 16384:100:10 32768:100:10 65536:20:2 1048576:20:2 4194304:10:2 16777216:5:1"
 ar="8:200:20"
 for r in $(seq "$runs"); do
 	echo "run $r/$runs" >&2
