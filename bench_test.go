@@ -154,32 +154,30 @@ func osuBW(b *testing.B, size int, persistent bool) {
 		buf := make([]byte, size)
 		reqs := make([]*comm.Request, window)
 		ack := make([]byte, 4)
-		// start starts the window's requests.
-		start := func() error {
-			var err error
+		// fill makes the window's requests: rank 0's by send, rank 1's
+		// by recv.
+		fill := func(send, recv func() (*comm.Request, error)) error {
+			mk := recv
+			if w.Rank() == 0 {
+				mk = send
+			}
 			for j := range reqs {
-				if w.Rank() == 0 {
-					reqs[j], err = c.Isend(buf, 1, 100)
-				} else {
-					reqs[j], err = c.Irecv(buf, 0, 100)
-				}
-				if err != nil {
+				var err error
+				if reqs[j], err = mk(); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
+		isend := func() (*comm.Request, error) { return c.Isend(buf, 1, 100) }
+		irecv := func() (*comm.Request, error) { return c.Irecv(buf, 0, 100) }
+		// start starts the window's requests.
+		start := func() error { return fill(isend, irecv) }
 		if persistent {
-			var err error
-			for j := range reqs {
-				if w.Rank() == 0 {
-					reqs[j], err = c.SendInit(buf, 1, 100)
-				} else {
-					reqs[j], err = c.RecvInit(buf, 0, 100)
-				}
-				if err != nil {
-					return err
-				}
+			sendInit := func() (*comm.Request, error) { return c.SendInit(buf, 1, 100) }
+			recvInit := func() (*comm.Request, error) { return c.RecvInit(buf, 0, 100) }
+			if err := fill(sendInit, recvInit); err != nil {
+				return err
 			}
 			start = func() error { return comm.StartAll(reqs...) }
 		}

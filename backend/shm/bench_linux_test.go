@@ -39,7 +39,6 @@ func BenchmarkRendezvousSplit(b *testing.B) {
 				b.SetBytes(int64(2 * size)) // an op is a round trip: two messages
 				errs := jobtest.Run(b, jobs, func(w *comm.Comm) error {
 					buf := make([]byte, size)
-					peer := 1 - w.Rank()
 					for i := -10; i < b.N; i++ {
 						if i == 0 {
 							if err := w.Barrier(); err != nil {
@@ -49,20 +48,8 @@ func BenchmarkRendezvousSplit(b *testing.B) {
 								b.ResetTimer()
 							}
 						}
-						if w.Rank() == 0 {
-							if err := w.Send(buf, comm.Byte, peer, 0); err != nil {
-								return err
-							}
-							if _, err := w.Recv(buf, comm.Byte, peer, 0); err != nil {
-								return err
-							}
-						} else {
-							if _, err := w.Recv(buf, comm.Byte, peer, 0); err != nil {
-								return err
-							}
-							if err := w.Send(buf, comm.Byte, peer, 0); err != nil {
-								return err
-							}
+						if err := jobtest.RoundTrip(w, buf, 0); err != nil {
+							return err
 						}
 					}
 					if w.Rank() == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/comm/device/devicetest"
+	"github.com/mpgo/mpgo/internal/job/jobtest"
 )
 
 // The TCP device against raw TCP, in one process: two jobs joined over
@@ -106,23 +107,10 @@ func BenchmarkTCPLatency(b *testing.B) {
 		b.Run(fmt.Sprintf("mpgo/%d", size), func(b *testing.B) {
 			benchTCP(b, func(w *comm.Comm) func() error {
 				buf := make([]byte, size)
-				peer := 1 - w.Rank()
 				return func() error {
 					for range b.N {
-						if w.Rank() == 0 {
-							if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
-								return err
-							}
-							if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
-								return err
-							}
-						} else {
-							if _, err := w.Recv(buf, comm.Byte, peer, 1); err != nil {
-								return err
-							}
-							if err := w.Send(buf, comm.Byte, peer, 1); err != nil {
-								return err
-							}
+						if err := jobtest.RoundTrip(w, buf, 1); err != nil {
+							return err
 						}
 					}
 					return nil

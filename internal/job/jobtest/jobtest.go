@@ -84,3 +84,21 @@ func Run(t testing.TB, jobs []*job.Job, fn func(w *comm.Comm) error) []error {
 	}
 	return devicetest.Play(procs, fn)
 }
+
+// RoundTrip is one round of the backends' ping-pong benchmarks between
+// ranks 0 and 1 of w: rank 0 sends buf to rank 1 with tag and receives it
+// back, rank 1 receives it and sends it back.
+func RoundTrip(w *comm.Comm, buf []byte, tag int) error {
+	peer := 1 - w.Rank()
+	if w.Rank() == 0 {
+		if err := w.Send(buf, comm.Byte, peer, tag); err != nil {
+			return err
+		}
+		_, err := w.Recv(buf, comm.Byte, peer, tag)
+		return err
+	}
+	if _, err := w.Recv(buf, comm.Byte, peer, tag); err != nil {
+		return err
+	}
+	return w.Send(buf, comm.Byte, peer, tag)
+}
