@@ -1,7 +1,8 @@
 // Command mpbench measures mpgo with the definitions the MPI world reads
 // its figures from — ports of the OSU Micro-Benchmarks 7.x (osu_latency,
 // osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_bcast, osu_reduce,
-// osu_allreduce, osu_allgather, osu_alltoall, osu_barrier) and of IMB-MPI1
+// osu_allreduce, osu_allreduce_persistent, osu_allgather, osu_alltoall,
+// osu_barrier) and of IMB-MPI1
 // (PingPong, PingPing, Sendrecv, Exchange) — and prints beside every
 // figure the baselines it is judged against, measured in the same run.
 //
@@ -10,8 +11,8 @@
 //	mpbench [flags] BENCHMARK... [flags]
 //
 // BENCHMARK is one of latency, bw, bibw, mbw_mr, multi_lat, bcast, reduce,
-// allreduce, allgather, alltoall, barrier, pingpong, pingping, sendrecv,
-// exchange, or all. For example:
+// allreduce, allreduce_persistent, allgather, alltoall, barrier, pingpong,
+// pingping, sendrecv, exchange, or all. For example:
 //
 //	go run ./cmd/mpbench latency
 //	go run ./cmd/mpbench bw --vs-mpi --plot bw.svg

@@ -55,6 +55,25 @@ func osuAllreduce(e *env, p iterPlan) (sample, error) {
 	return timeCalls(e, p, true, func() error { return e.floats.Allreduce(s, r, typed.Sum[float32]) })
 }
 
+// osuAllreducePersistent is osu_allreduce_persistent (OSU 7.4): an
+// Allreduce planned once per size (MPI_Allreduce_init) and each call a
+// start and its Wait, timed as osu_allreduce times the blocking call.
+func osuAllreducePersistent(e *env, p iterPlan) (sample, error) {
+	n := p.Size / 4
+	r, err := e.floats.AllreduceInit(e.fsend[:n], e.frecv[:n], typed.Sum[float32])
+	if err != nil {
+		return sample{}, err
+	}
+	defer r.Free()
+	return timeCalls(e, p, true, func() error {
+		if err := r.Start(); err != nil {
+			return err
+		}
+		_, err := r.Wait()
+		return err
+	})
+}
+
 func osuAllgather(e *env, p iterPlan) (sample, error) {
 	s, r := e.sbuf[:p.Size], e.rbuf[:p.Size*e.w.Size()]
 	return timeCalls(e, p, true, func() error { return e.bytes.Allgather(s, r) })

@@ -200,12 +200,15 @@ static void multi_lat(const struct plan *p, double *f)
 
 /* ---- OSU collectives: each call timed, a barrier between calls ---- */
 
-enum coll { BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, BARRIER };
+enum coll { BCAST, REDUCE, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER };
 
 static void collective(enum coll op, const struct plan *p, double *f)
 {
     double timer = 0, t0;
     int i, n = (int)(p->size / 4);
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (op == ALLREDUCE_PERSISTENT) /* osu_allreduce_persistent: planned once per size */
+        MPI_Allreduce_init(fsend, frecv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     for (i = 0; i < p->iters + p->skip; i++) {
         t0 = MPI_Wtime();
         switch (op) {
@@ -217,6 +220,10 @@ static void collective(enum coll op, const struct plan *p, double *f)
             break;
         case ALLREDUCE:
             MPI_Allreduce(fsend, frecv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case ALLREDUCE_PERSISTENT:
+            MPI_Start(&req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
             break;
         case ALLGATHER:
             MPI_Allgather(sbuf, p->size, MPI_CHAR, rbuf, p->size, MPI_CHAR, MPI_COMM_WORLD);
@@ -233,6 +240,8 @@ static void collective(enum coll op, const struct plan *p, double *f)
         if (op != BARRIER)
             MPI_Barrier(MPI_COMM_WORLD);
     }
+    if (req != MPI_REQUEST_NULL)
+        MPI_Request_free(&req);
     over_ranks(timer * 1e6 / p->iters, &f[MIN], &f[LAT], &f[MAX], NULL);
 }
 
@@ -400,6 +409,8 @@ static void run(const char *bench, const struct plan *p, double *f)
         collective(REDUCE, p, f);
     else if (!strcmp(bench, "allreduce"))
         collective(ALLREDUCE, p, f);
+    else if (!strcmp(bench, "allreduce_persistent"))
+        collective(ALLREDUCE_PERSISTENT, p, f);
     else if (!strcmp(bench, "allgather"))
         collective(ALLGATHER, p, f);
     else if (!strcmp(bench, "alltoall"))
