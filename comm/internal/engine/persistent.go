@@ -36,9 +36,12 @@ func (r *Request) Start() error {
 		x.gotBuf, x.m = nil, nil
 	}
 	r.in, r.pr = nil, nil
-	w.mu.Lock()
-	w.doneCh, w.list = nil, nil // Done makes a fresh channel for this start
-	w.mu.Unlock()
+	if w.armed.Load() {
+		w.mu.Lock()
+		w.doneCh, w.list = nil, nil // Done makes a fresh channel for this start
+		w.armed.Store(false)
+		w.mu.Unlock()
+	}
 	r.ev.rearm()
 	r.own = false
 	if err := w.restart(r); err != nil {

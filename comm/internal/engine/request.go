@@ -176,9 +176,16 @@ const (
 // what restarts a persistent request (kept here, off the hot path: a
 // Request is exactly one 288-byte size class).
 type watchers struct {
-	mu      sync.Mutex
-	doneCh  chan struct{}
-	list    []chan<- struct{}
+	mu     sync.Mutex
+	doneCh chan struct{}
+	list   []chan<- struct{}
+	// armed is set (under mu) once doneCh or list is made, before the
+	// maker looks whether the request completed; a completion looks at
+	// it after firing, and takes mu only where it is set. So a
+	// persistent request, whose watchers always exist (restart), takes
+	// no lock to complete or start when nobody asked for a Done channel
+	// (the two atomics order as Dekker's: one of the two sees the other).
+	armed   atomic.Bool
 	restart func(*Request) error // persistent.go; nil for any other request
 	inline  func()               // persistent.go: runs the started operation on the waiter's goroutine, if nobody has yet
 	free    func()               // persistent.go: what Free does besides refusing later starts
@@ -213,6 +220,9 @@ func (r *Request) completeAt(st Status, err error, now int64) {
 }
 
 func (w *watchers) notify() {
+	if !w.armed.Load() {
+		return
+	}
 	w.mu.Lock()
 	if w.doneCh != nil && w.doneCh != closedCh {
 		close(w.doneCh)
@@ -375,6 +385,7 @@ func (r *Request) Done() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.doneCh == nil {
+		w.armed.Store(true)
 		w.doneCh = make(chan struct{})
 		if r.done() { // completed before the watchers were visible
 			close(w.doneCh)
@@ -390,6 +401,7 @@ func (r *Request) addWatch(c chan<- struct{}) bool {
 	w := r.watchers()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.armed.Store(true)
 	if r.done() {
 		return false
 	}
