@@ -20,8 +20,11 @@ import (
 // parent's other collectives), with point-to-point algorithms; where
 // every member runs in this process, an Allreduce, Bcast, Allgather or
 // Alltoall of 64 KiB or more reads the members' buffers in place
-// instead, exchanged at the first start (coll_nonblocking_shm.go). Its first
-// start agrees with the other members on the arguments, as a non-blocking
+// instead, exchanged at the first start (coll_nonblocking_shm.go); an
+// Allreduce run by recursive doubling (short vectors, a power-of-two
+// number of members: between processes) replays the algorithm's
+// exchanges with point-to-point requests made once
+// (coll_persistent_replay.go). Its first start agrees with the other members on the arguments, as a non-blocking
 // collective does (coll_agree.go), and so does every start until one
 // agreement succeeds: a root, an element type or a length that differs
 // between members fails every start, on every member where the blocking
@@ -137,38 +140,51 @@ func (c *Comm) AllreduceInit(send, recv []byte, t Type, op Op) (*Request, error)
 	call := c.allreduceCall("allreduce_init", send, recv, t, op)
 	run := func(p *Comm) error { return p.Allreduce(send, recv, t, op) }
 	if call.local == nil && c.size > 1 {
-		alg := coll.Auto
-		run = func(p *Comm) error { return p.allreduceStart(&alg, send, recv, t, op) }
+		st := &allreducePlan{alg: coll.Auto}
+		run = func(p *Comm) error { return p.allreduceStart(st, send, recv, t, op) }
 	}
 	return c.collInit("allreduce_init", &call, run)
+}
+
+// allreducePlan is what a persistent Allreduce's starts keep: the
+// algorithm chosen at the first, and the replay of recursive doubling
+// once one start agreed (coll_persistent_replay.go).
+type allreducePlan struct {
+	alg    coll.Algorithm
+	replay *allreduceReplay
 }
 
 // allreduceStart is a start of a persistent Allreduce on its private
 // communicator c, whose arguments its plan checked once (and found
 // good): it skips Allreduce's checks, and the algorithm, chosen at the
-// first start into *alg, is the same at every start (a plan's
+// first start into pl.alg, is the same at every start (a plan's
 // communicator has no shared-memory or node-aware form, and nothing pins
 // its algorithms). A start needs no busy mark either: the plan's state
 // runs one start at a time. The first start, and every start of a run
 // that records (which logs the call and its algorithm), is the blocking
-// call's. Between 2 processes of one host (mpbench allreduce_persistent,
-// 8 bytes, 8 alternated runs) a start and its Wait went from 0.544 to
-// 0.495 us with these skips and engine.Request.Start's lock-free
-// watchers; the blocking call took 0.43-0.46 in the same runs, MPICH's
-// persistent one 0.50.
-func (c *Comm) allreduceStart(alg *coll.Algorithm, send, recv []byte, t Type, op Op) error {
-	if *alg == coll.Auto || c.ct != nil {
+// call's. Once a start of recursive doubling succeeded with the members
+// agreed, the later ones replay its exchanges (coll_persistent_replay.go).
+func (c *Comm) allreduceStart(pl *allreducePlan, send, recv []byte, t Type, op Op) error {
+	if pl.replay != nil && c.ct == nil {
+		return pl.replay.run(c, send, recv)
+	}
+	var err error
+	if pl.alg == coll.Auto || c.ct != nil {
 		if c.ct == nil { // a recorded pick is Allreduce's
 			if a := c.pick(coll.Allreduce, coll.Plain, len(send)); a != coll.SharedMemory {
-				*alg = a
+				pl.alg = a
 			}
 		}
-		return c.Allreduce(send, recv, t, op)
+		err = c.Allreduce(send, recv, t, op)
+	} else if err = c.usable(); err != nil {
+		err = collErr("allreduce", err)
+	} else {
+		err = c.allreduceBy(pl.alg, send, recv, t, op, nil)
 	}
-	if err := c.usable(); err != nil {
-		return collErr("allreduce", err)
+	if err == nil && c.ct == nil && pl.alg == coll.RecursiveDoubling && c.state().agreed && !c.state().shared {
+		pl.replay = c.newAllreduceReplay(recv, t, op)
 	}
-	return c.allreduceBy(*alg, send, recv, t, op, nil)
+	return err
 }
 
 // AllgatherInit plans an Allgather (see [Comm.Allgather]).

@@ -45,6 +45,7 @@ func Semantics(w *comm.Comm) error {
 		{"window of Isends", Window},
 		{"barrier and split", BarrierSplit},
 		{"collectives", Collectives},
+		{"persistent collectives", PersistentCollectives},
 		{"values", Values},
 		{"matched probe", MatchedProbe},
 	} {
@@ -547,6 +548,82 @@ func Collectives(w *comm.Comm) error {
 		return err
 	}
 	return check(big, len(big), 77)
+}
+
+// PersistentCollectives: persistent Allreduces of an op that does not
+// commute (2x2 matrix products, in rank order), each started 6 times with
+// new inputs and compared with the product: on the world (on a power of
+// two of members, the starts after the first replay recursive doubling's
+// exchanges), in place, and on a communicator of 3 members (the
+// algorithm at every start). One start of each is left to progress while
+// the rank blocks in a Barrier (the plan's worker runs it), the others
+// are waited for at once.
+func PersistentCollectives(w *comm.Comm) error {
+	c3, err := w.Split(min(w.Rank()/3, 1), w.Rank())
+	if err != nil {
+		return err
+	}
+	for _, c := range []*comm.Comm{w, c3} {
+		if c.Size() < 2 {
+			continue
+		}
+		for _, inPlace := range []bool{false, true} {
+			in, out := make([]byte, 16), make([]byte, 16)
+			if inPlace {
+				in = out
+			}
+			r, err := c.AllreduceInit(in, out, comm.Uint32, matMul)
+			if err != nil {
+				return err
+			}
+			for s := range 6 {
+				copy(in, matrix(c.Rank(), s))
+				if err := r.Start(); err != nil {
+					return fmt.Errorf("start %d: %w", s, err)
+				}
+				if s == 3 {
+					if err := c.Barrier(); err != nil {
+						return err
+					}
+				}
+				if _, err := r.Wait(); err != nil {
+					return fmt.Errorf("start %d of %d ranks: %w", s, c.Size(), err)
+				}
+				want := matrix(0, s)
+				for i := 1; i < c.Size(); i++ {
+					matMul(want, matrix(i, s))
+				}
+				if !bytes.Equal(out, want) {
+					return fmt.Errorf("start %d of %d ranks (in place %v): %v, want %v", s, c.Size(), inPlace, out, want)
+				}
+			}
+			if err := r.Free(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// matrix is rank r's 2x2 matrix of uint32s at start s; no two commute.
+func matrix(r, s int) []byte {
+	b := make([]byte, 16)
+	for i, v := range []uint32{1, uint32(r + s + 1), uint32(r%3 + 2), uint32(s + 1)} {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return b
+}
+
+// matMul sets inout = inout × in, 2x2 matrices of uint32s.
+func matMul(inout, in []byte) {
+	a := func(b []byte, i int) uint32 { return binary.LittleEndian.Uint32(b[4*i:]) }
+	m := [4]uint32{
+		a(inout, 0)*a(in, 0) + a(inout, 1)*a(in, 2), a(inout, 0)*a(in, 1) + a(inout, 1)*a(in, 3),
+		a(inout, 2)*a(in, 0) + a(inout, 3)*a(in, 2), a(inout, 2)*a(in, 1) + a(inout, 3)*a(in, 3),
+	}
+	for i, v := range m {
+		binary.LittleEndian.PutUint32(inout[4*i:], v)
+	}
 }
 
 func sumInt64(inout, in []byte) {

@@ -1,0 +1,101 @@
+package coll
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// exchange is one Sendrecv a rank made.
+type exchange struct{ dst, tag, src int }
+
+// recordingPeer is a fakePeer that logs its Sendrecvs.
+type recordingPeer struct {
+	*fakePeer
+	log []exchange
+}
+
+func (p *recordingPeer) Sendrecv(sbuf []byte, dst, stag int, rbuf []byte, src int) (Status, error) {
+	p.log = append(p.log, exchange{dst, stag, src})
+	return p.fakePeer.Sendrecv(sbuf, dst, stag, rbuf, src)
+}
+
+// TestRecursiveDoublingSchedule: the schedule is the exchanges recursive
+// doubling's Allreduce makes, in its order, and its lower flags combine
+// as the algorithm does (span, which does not commute).
+func TestRecursiveDoublingSchedule(t *testing.T) {
+	for _, n := range []int{2, 4, 8, 16} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			w := newFakeWorld(n)
+			peers := make([]*recordingPeer, n)
+			results := make([][]byte, n)
+			var wg sync.WaitGroup
+			for r := range n {
+				peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var x Call
+					x.Init(peers[r], "test", span, 4, &fakeErrors)
+					results[r] = make([]byte, 8)
+					x.Allreduce(contribution(r, 2), results[r], RecursiveDoubling)
+					if err := x.Result(); err != nil {
+						t.Errorf("rank %d: %v", r, err)
+					}
+				}()
+			}
+			wg.Wait()
+			want := spanOf(0, n-1, 2)
+			for r := range n {
+				partners, _, ok := RecursiveDoublingSchedule(r, n)
+				if !ok {
+					t.Fatalf("rank %d of %d: no schedule", r, n)
+				}
+				var got []int
+				for _, e := range peers[r].log {
+					if e.tag != TagRecursiveDoubling || e.src != e.dst {
+						t.Errorf("rank %d: exchange %+v", r, e)
+					}
+					got = append(got, e.dst)
+				}
+				if !slices.Equal(got, partners) {
+					t.Errorf("rank %d: exchanged with %v, schedule says %v", r, got, partners)
+				}
+				// Replayed: the partners' vectors of each step are
+				// what recursive doubling holds there.
+				held := make([][]byte, n)
+				for i := range n {
+					held[i] = contribution(i, 2)
+				}
+				for k := range partners {
+					next := make([][]byte, n)
+					for i := range n {
+						ps, lw, _ := RecursiveDoublingSchedule(i, n)
+						v := slices.Clone(held[i])
+						if lw[k] {
+							in := slices.Clone(held[ps[k]])
+							span(in, v)
+							v = in
+						} else {
+							span(v, held[ps[k]])
+						}
+						next[i] = v
+					}
+					held = next
+				}
+				if !slices.Equal(held[r], want) || !slices.Equal(results[r], want) {
+					t.Errorf("rank %d: replay %v, algorithm %v, want %v", r, held[r], results[r], want)
+				}
+			}
+		})
+	}
+}
+
+func TestRecursiveDoublingScheduleRefuses(t *testing.T) {
+	for _, c := range [][2]int{{0, 1}, {0, 3}, {2, 6}, {4, 4}, {-1, 4}} {
+		if _, _, ok := RecursiveDoublingSchedule(c[0], c[1]); ok {
+			t.Errorf("rank %d of %d: a schedule", c[0], c[1])
+		}
+	}
+}
