@@ -245,6 +245,27 @@ func deadlock(w *comm.Comm, c string) error {
 			return err
 		}
 		return w.Barrier()
+	case "persistent":
+		// Two starts of a persistent Allreduce complete (replayed from the
+		// second on, on a power of two of ranks); at the third the last
+		// rank receives instead of starting.
+		r, err := w.AllreduceInit(buf, make([]byte, 8), comm.Byte, func(inout, in []byte) {})
+		if err != nil {
+			return err
+		}
+		for i := range 3 {
+			if i == 2 && me == n-1 {
+				_, err := w.Recv(buf, comm.Byte, 0, 8)
+				return err
+			}
+			if err := r.Start(); err != nil {
+				return err
+			}
+			if _, err := r.Wait(); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "waitany":
 		r1, err := w.Irecv(buf, comm.Byte, (me+1)%n, 4)
 		if err != nil {
