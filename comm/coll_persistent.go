@@ -325,7 +325,7 @@ func (pl *plan) awaitMeeting(q *engine.Request, quiet bool) {
 	} else {
 		q.WaitPooled()
 	}
-	_, err := q.Result()
+	err := q.Cause()
 	if err == nil {
 		q.Finish() // done with: the meeting completed it
 	}

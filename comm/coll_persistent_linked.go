@@ -210,7 +210,7 @@ func (pl *plan) awaitLinked(g *planGroup, quiet bool) {
 		} else {
 			q.WaitPooled()
 		}
-		if _, err = q.Result(); err != nil {
+		if err = q.Cause(); err != nil {
 			// An abort or the deadlock detector failed q. A failed q is
 			// not recycled: a last member may have it from sleeper by
 			// now, and still tries to take or retract it.

@@ -213,6 +213,11 @@ func (r *Request) Ready() bool {
 // Result returns r's outcome, its error naming the operation.
 func (r *Request) Result() (Status, error) { return r.result() }
 
+// Cause returns the error r completed with, not naming r's operation:
+// for a stand-in receive (one nothing matches, which an abort or the
+// deadlock detector fails) whose failure is another operation's.
+func (r *Request) Cause() error { return r.err }
+
 // WaitQuiet waits for r as a goroutine of a non-blocking collective does
 // (a helper of r's rank, see Endpoint.AddHelper), and returns r's outcome.
 // It never parks in the deadlock detector's sight, as the rank's own

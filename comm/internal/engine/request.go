@@ -275,6 +275,9 @@ func (r *Request) result() (Status, error) {
 }
 
 func (r *Request) describeErr(err error) error {
+	if r.flags&flagCollective != 0 { // a stand-in receive: its peer and tag mean nothing to the caller
+		return fmt.Errorf("comm: %v: %w", r.owner, err)
+	}
 	switch r.kind {
 	case KindSend:
 		return fmt.Errorf("comm: send to rank %d tag %d: %w", r.to, r.tag, err)
