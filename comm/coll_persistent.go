@@ -24,8 +24,9 @@ import (
 // Allreduce run by recursive doubling (short vectors, a power-of-two
 // number of members: between processes) replays the algorithm's
 // exchanges with point-to-point requests made once
-// (coll_persistent_replay.go). Its first start agrees with the other members on the arguments, as a non-blocking
-// collective does (coll_agree.go), and so does every start until one
+// (coll_persistent_replay.go). Its first start agrees with the other
+// members on the arguments, as a non-blocking collective does
+// (coll_agree.go), and so does every start until one
 // agreement succeeds: a root, an element type or a length that differs
 // between members fails every start, on every member where the blocking
 // collective would fail. Each plan
