@@ -108,8 +108,18 @@ type plan struct {
 
 // BarrierInit plans a Barrier.
 func (c *Comm) BarrierInit() (*Request, error) {
+	var d *replay // once a start of the dissemination algorithm succeeded (coll_persistent_replay.go)
 	return c.collInit("barrier_init", &nbCall{sig: collSig{kind: kBarrier, t: Byte}, fast: nbFast{ok: true}},
-		func(p *Comm) error { return p.Barrier() })
+		func(p *Comm) error {
+			if d != nil && p.ct == nil {
+				return d.run(p)
+			}
+			err := p.Barrier()
+			if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(coll.Barrier, coll.Plain, 0), coll.Dissemination) {
+				d = p.barrierReplay()
+			}
+			return err
+		})
 }
 
 // BcastInit plans a Bcast of buf (see [Comm.Bcast]).
@@ -152,7 +162,7 @@ func (c *Comm) AllreduceInit(send, recv []byte, t Type, op Op) (*Request, error)
 // once one start agreed (coll_persistent_replay.go).
 type allreducePlan struct {
 	alg    coll.Algorithm
-	replay *allreduceReplay
+	replay *replay
 }
 
 // allreduceStart is a start of a persistent Allreduce on its private
@@ -167,7 +177,7 @@ type allreducePlan struct {
 // agreed, the later ones replay its exchanges (coll_persistent_replay.go).
 func (c *Comm) allreduceStart(pl *allreducePlan, send, recv []byte, t Type, op Op) error {
 	if pl.replay != nil && c.ct == nil {
-		return pl.replay.run(c, send, recv)
+		return pl.replay.run(c)
 	}
 	var err error
 	if pl.alg == coll.Auto || c.ct != nil {
@@ -182,8 +192,8 @@ func (c *Comm) allreduceStart(pl *allreducePlan, send, recv []byte, t Type, op O
 	} else {
 		err = c.allreduceBy(pl.alg, send, recv, t, op, nil)
 	}
-	if err == nil && c.ct == nil && pl.alg == coll.RecursiveDoubling && c.state().agreed && !c.state().shared {
-		pl.replay = c.newAllreduceReplay(recv, t, op)
+	if err == nil && c.replayable(pl.alg, coll.RecursiveDoubling) {
+		pl.replay = c.allreduceReplay(send, recv, t, op)
 	}
 	return err
 }

@@ -2,7 +2,7 @@
 // its figures from — ports of the OSU Micro-Benchmarks 7.x (osu_latency,
 // osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_bcast, osu_reduce,
 // osu_allreduce, osu_allreduce_persistent, osu_allgather, osu_alltoall,
-// osu_barrier) and of IMB-MPI1
+// osu_barrier, osu_barrier_persistent) and of IMB-MPI1
 // (PingPong, PingPing, Sendrecv, Exchange) — and prints beside every
 // figure the baselines it is judged against, measured in the same run.
 //
@@ -11,8 +11,9 @@
 //	mpbench [flags] BENCHMARK... [flags]
 //
 // BENCHMARK is one of latency, bw, bibw, mbw_mr, multi_lat, bcast, reduce,
-// allreduce, allreduce_persistent, allgather, alltoall, barrier, pingpong,
-// pingping, sendrecv, exchange, or all. For example:
+// allreduce, allreduce_persistent, allgather, alltoall, barrier,
+// barrier_persistent, pingpong, pingping, sendrecv, exchange, or all. For
+// example:
 //
 //	go run ./cmd/mpbench latency
 //	go run ./cmd/mpbench bw --vs-mpi --plot bw.svg

@@ -3,6 +3,7 @@ package main
 import (
 	"time"
 
+	"github.com/mpgo/mpgo/comm"
 	"github.com/mpgo/mpgo/typed"
 )
 
@@ -65,13 +66,27 @@ func osuAllreducePersistent(e *env, p iterPlan) (sample, error) {
 		return sample{}, err
 	}
 	defer r.Free()
-	return timeCalls(e, p, true, func() error {
-		if err := r.Start(); err != nil {
-			return err
-		}
-		_, err := r.Wait()
+	return timeCalls(e, p, true, func() error { return startWait(r) })
+}
+
+// osuBarrierPersistent is osu_barrier_persistent (OSU 7.4): a Barrier
+// planned once (MPI_Barrier_init), each call a start and its Wait.
+func osuBarrierPersistent(e *env, p iterPlan) (sample, error) {
+	r, err := e.w.BarrierInit()
+	if err != nil {
+		return sample{}, err
+	}
+	defer r.Free()
+	return timeCalls(e, p, false, func() error { return startWait(r) })
+}
+
+// startWait starts persistent request r and waits for it.
+func startWait(r *comm.Request) error {
+	if err := r.Start(); err != nil {
 		return err
-	})
+	}
+	_, err := r.Wait()
+	return err
 }
 
 func osuAllgather(e *env, p iterPlan) (sample, error) {

@@ -200,7 +200,7 @@ static void multi_lat(const struct plan *p, double *f)
 
 /* ---- OSU collectives: each call timed, a barrier between calls ---- */
 
-enum coll { BCAST, REDUCE, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER };
+enum coll { BCAST, REDUCE, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER, BARRIER_PERSISTENT };
 
 static void collective(enum coll op, const struct plan *p, double *f)
 {
@@ -209,6 +209,8 @@ static void collective(enum coll op, const struct plan *p, double *f)
     MPI_Request req = MPI_REQUEST_NULL;
     if (op == ALLREDUCE_PERSISTENT) /* osu_allreduce_persistent: planned once per size */
         MPI_Allreduce_init(fsend, frecv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    else if (op == BARRIER_PERSISTENT)
+        MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     for (i = 0; i < p->iters + p->skip; i++) {
         t0 = MPI_Wtime();
         switch (op) {
@@ -222,6 +224,7 @@ static void collective(enum coll op, const struct plan *p, double *f)
             MPI_Allreduce(fsend, frecv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             break;
         case ALLREDUCE_PERSISTENT:
+        case BARRIER_PERSISTENT:
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
             break;
@@ -237,7 +240,7 @@ static void collective(enum coll op, const struct plan *p, double *f)
         }
         if (i >= p->skip)
             timer += MPI_Wtime() - t0;
-        if (op != BARRIER)
+        if (op != BARRIER && op != BARRIER_PERSISTENT)
             MPI_Barrier(MPI_COMM_WORLD);
     }
     if (req != MPI_REQUEST_NULL)
@@ -417,6 +420,8 @@ static void run(const char *bench, const struct plan *p, double *f)
         collective(ALLTOALL, p, f);
     else if (!strcmp(bench, "barrier"))
         collective(BARRIER, p, f);
+    else if (!strcmp(bench, "barrier_persistent"))
+        collective(BARRIER_PERSISTENT, p, f);
     else if (!strcmp(bench, "pingpong"))
         imb(PINGPONG, p, f);
     else if (!strcmp(bench, "pingping"))

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"time"
 
 	"github.com/mpgo/mpgo/comm"
 )
@@ -600,6 +601,30 @@ func PersistentCollectives(w *comm.Comm) error {
 			if err := r.Free(); err != nil {
 				return err
 			}
+		}
+		// A persistent Barrier: no member's start completes before the
+		// last member started (rank 0, late by 20 ms at every start).
+		b, err := c.BarrierInit()
+		if err != nil {
+			return err
+		}
+		for s := range 4 {
+			if c.Rank() == 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			t0 := time.Now()
+			if err := b.Start(); err != nil {
+				return fmt.Errorf("barrier start %d: %w", s, err)
+			}
+			if _, err := b.Wait(); err != nil {
+				return fmt.Errorf("barrier start %d of %d ranks: %w", s, c.Size(), err)
+			}
+			if d := time.Since(t0); c.Rank() != 0 && d < 10*time.Millisecond {
+				return fmt.Errorf("barrier start %d of %d ranks: passed after %v, before rank 0 came", s, c.Size(), d)
+			}
+		}
+		if err := b.Free(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,8 +1,12 @@
 package coll
 
-// TagRecursiveDoubling is the tag of recursive doubling's exchanges (an
-// Allreduce of short vectors on a power-of-two number of ranks).
-const TagRecursiveDoubling = tagRedRD
+// The tags of the algorithms whose exchanges the schedules below
+// describe: recursive doubling's (an Allreduce of short vectors on a
+// power-of-two number of ranks) and the dissemination barrier's.
+const (
+	TagRecursiveDoubling = tagRedRD
+	TagDissemination     = tagDissem
+)
 
 // RecursiveDoublingSchedule is what recursive doubling's Allreduce does on
 // rank of size ranks, a power of two, as steps that can be replayed
@@ -23,4 +27,21 @@ func RecursiveDoublingSchedule(rank, size int) (partners []int, lower []bool, ok
 		lower = append(lower, p < rank)
 	}
 	return partners, lower, true
+}
+
+// DisseminationSchedule is what the dissemination barrier does on rank of
+// size ranks, as steps to replay (see RecursiveDoublingSchedule): at step
+// k the rank sends an empty message to to[k] with tag TagDissemination,
+// then waits for one from from[k]. The sources of the steps are all
+// different, so every step's receive may be posted at once. ok is false
+// where there is nothing to exchange.
+func DisseminationSchedule(rank, size int) (to, from []int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size {
+		return nil, nil, false
+	}
+	for k := 1; k < size; k <<= 1 {
+		to = append(to, (rank+k)%size)
+		from = append(from, (rank-k+size)%size)
+	}
+	return to, from, true
 }

@@ -92,10 +92,58 @@ func TestRecursiveDoublingSchedule(t *testing.T) {
 	}
 }
 
-func TestRecursiveDoublingScheduleRefuses(t *testing.T) {
+func TestSchedulesRefuse(t *testing.T) {
 	for _, c := range [][2]int{{0, 1}, {0, 3}, {2, 6}, {4, 4}, {-1, 4}} {
 		if _, _, ok := RecursiveDoublingSchedule(c[0], c[1]); ok {
-			t.Errorf("rank %d of %d: a schedule", c[0], c[1])
+			t.Errorf("recursive doubling: rank %d of %d: a schedule", c[0], c[1])
+		}
+	}
+	for _, c := range [][2]int{{0, 1}, {4, 4}, {-1, 4}} {
+		if _, _, ok := DisseminationSchedule(c[0], c[1]); ok {
+			t.Errorf("dissemination: rank %d of %d: a schedule", c[0], c[1])
+		}
+	}
+}
+
+// TestDisseminationSchedule: the schedule is the exchanges the
+// dissemination barrier makes, in its order, and its sources differ.
+func TestDisseminationSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		w := newFakeWorld(n)
+		peers := make([]*recordingPeer, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var x Call
+				x.Init(peers[r], "test", nil, 1, &fakeErrors)
+				x.Dissemination()
+				if err := x.Result(); err != nil {
+					t.Errorf("%d ranks, rank %d: %v", n, r, err)
+				}
+			}()
+		}
+		wg.Wait()
+		for r := range n {
+			to, from, ok := DisseminationSchedule(r, n)
+			if !ok {
+				t.Fatalf("rank %d of %d: no schedule", r, n)
+			}
+			var gotTo, gotFrom []int
+			for _, e := range peers[r].log {
+				if e.tag != TagDissemination {
+					t.Errorf("%d ranks, rank %d: exchange %+v", n, r, e)
+				}
+				gotTo, gotFrom = append(gotTo, e.dst), append(gotFrom, e.src)
+			}
+			if !slices.Equal(gotTo, to) || !slices.Equal(gotFrom, from) {
+				t.Errorf("%d ranks, rank %d: sent to %v and heard from %v, schedule says %v and %v", n, r, gotTo, gotFrom, to, from)
+			}
+			if s := slices.Clone(from); len(slices.Compact(slices.Sorted(slices.Values(s)))) != len(from) {
+				t.Errorf("%d ranks, rank %d: sources %v repeat", n, r, from)
+			}
 		}
 	}
 }
