@@ -226,6 +226,7 @@ func (r *Request) Cause() error { return r.err }
 func (r *Request) WaitQuiet() (Status, error) {
 	if !r.done() && !r.poll(false) && !r.ep.drive(r) {
 		ep := r.ep
+		ep.flushDeferred() // about to sleep, as park
 		ep.blockIn()
 		defer ep.blockOut()
 		r.quiet.Store(quietSleeping)

@@ -446,12 +446,19 @@ func (r *Request) lane() *lane {
 // and never parks, must see the operation progress (MPI's weak progress
 // makes a test a progress call).
 func (r *Request) progress() {
-	if r.lane() != nil {
-		r.in.drain(r.pr)
-	}
+	r.drained()
 	if ep := r.ep; ep != nil {
 		ep.flushDeferred()
 	}
+}
+
+// drained drains the lane of r's pair, which may hold r's message, and
+// reports whether r is done.
+func (r *Request) drained() bool {
+	if !r.done() && r.lane() != nil {
+		r.in.drain(r.pr)
+	}
+	return r.done()
 }
 
 // arm arms p's lane, creating it, for a receive just posted on it by a
