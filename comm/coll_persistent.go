@@ -20,11 +20,10 @@ import (
 // parent's other collectives), with point-to-point algorithms; where
 // every member runs in this process, an Allreduce, Bcast, Allgather or
 // Alltoall of 64 KiB or more reads the members' buffers in place
-// instead, exchanged at the first start (coll_nonblocking_shm.go); an
-// Allreduce run by recursive doubling (short vectors, a power-of-two
-// number of members: between processes) replays the algorithm's
-// exchanges with point-to-point requests made once
-// (coll_persistent_replay.go). Its first start agrees with the other
+// instead, exchanged at the first start (coll_nonblocking_shm.go); between
+// processes, an Allreduce run by recursive doubling, a Barrier and a
+// short Bcast replay their algorithm's exchanges with point-to-point
+// requests made once (coll_persistent_replay.go). Its first start agrees with the other
 // members on the arguments, as a non-blocking collective does
 // (coll_agree.go), and so does every start until one
 // agreement succeeds: a root, an element type or a length that differs
@@ -128,7 +127,17 @@ func (c *Comm) BcastInit(buf []byte, t Type, root int) (*Request, error) {
 		return nil, err
 	}
 	call := c.bcastCall("bcast_init", buf, t, root)
-	return c.collInit("bcast_init", &call, func(p *Comm) error { return p.Bcast(buf, t, root) })
+	var d *replay // once a start of the binomial tree succeeded (coll_persistent_replay.go)
+	return c.collInit("bcast_init", &call, func(p *Comm) error {
+		if d != nil && p.ct == nil {
+			return d.run(p)
+		}
+		err := p.Bcast(buf, t, root)
+		if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(coll.Bcast, coll.Plain, len(buf)), coll.Binomial) {
+			d = p.bcastReplay(buf, t, root)
+		}
+		return err
+	})
 }
 
 // ReduceInit plans a Reduce (see [Comm.Reduce]).

@@ -69,6 +69,18 @@ func osuAllreducePersistent(e *env, p iterPlan) (sample, error) {
 	return timeCalls(e, p, true, func() error { return startWait(r) })
 }
 
+// osuBcastPersistent is osu_bcast_persistent (OSU 7.4): a Bcast from
+// rank 0 planned once per size (MPI_Bcast_init), each call a start and
+// its Wait.
+func osuBcastPersistent(e *env, p iterPlan) (sample, error) {
+	r, err := e.w.BcastInit(e.sbuf[:p.Size], comm.Byte, 0)
+	if err != nil {
+		return sample{}, err
+	}
+	defer r.Free()
+	return timeCalls(e, p, true, func() error { return startWait(r) })
+}
+
 // osuBarrierPersistent is osu_barrier_persistent (OSU 7.4): a Barrier
 // planned once (MPI_Barrier_init), each call a start and its Wait.
 func osuBarrierPersistent(e *env, p iterPlan) (sample, error) {

@@ -200,7 +200,7 @@ static void multi_lat(const struct plan *p, double *f)
 
 /* ---- OSU collectives: each call timed, a barrier between calls ---- */
 
-enum coll { BCAST, REDUCE, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER, BARRIER_PERSISTENT };
+enum coll { BCAST, BCAST_PERSISTENT, REDUCE, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER, BARRIER_PERSISTENT };
 
 static void collective(enum coll op, const struct plan *p, double *f)
 {
@@ -211,6 +211,8 @@ static void collective(enum coll op, const struct plan *p, double *f)
         MPI_Allreduce_init(fsend, frecv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     else if (op == BARRIER_PERSISTENT)
         MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    else if (op == BCAST_PERSISTENT)
+        MPI_Bcast_init(sbuf, p->size, MPI_CHAR, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     for (i = 0; i < p->iters + p->skip; i++) {
         t0 = MPI_Wtime();
         switch (op) {
@@ -225,6 +227,7 @@ static void collective(enum coll op, const struct plan *p, double *f)
             break;
         case ALLREDUCE_PERSISTENT:
         case BARRIER_PERSISTENT:
+        case BCAST_PERSISTENT:
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
             break;
@@ -408,6 +411,8 @@ static void run(const char *bench, const struct plan *p, double *f)
         multi_lat(p, f);
     else if (!strcmp(bench, "bcast"))
         collective(BCAST, p, f);
+    else if (!strcmp(bench, "bcast_persistent"))
+        collective(BCAST_PERSISTENT, p, f);
     else if (!strcmp(bench, "reduce"))
         collective(REDUCE, p, f);
     else if (!strcmp(bench, "allreduce"))

@@ -558,7 +558,8 @@ func Collectives(w *comm.Comm) error {
 // exchanges), in place, and on a communicator of 3 members (the
 // algorithm at every start). One start of each is left to progress while
 // the rank blocks in a Barrier (the plan's worker runs it), the others
-// are waited for at once.
+// are waited for at once. Then a persistent Bcast and Barrier on each
+// (replayed from the second start between processes).
 func PersistentCollectives(w *comm.Comm) error {
 	c3, err := w.Split(min(w.Rank()/3, 1), w.Rank())
 	if err != nil {
@@ -601,6 +602,30 @@ func PersistentCollectives(w *comm.Comm) error {
 			if err := r.Free(); err != nil {
 				return err
 			}
+		}
+		// A persistent Bcast from the last member, 6 starts of new data,
+		// in place of the previous.
+		bbuf := make([]byte, 40)
+		bc, err := c.BcastInit(bbuf, comm.Byte, c.Size()-1)
+		if err != nil {
+			return err
+		}
+		for s := range 6 {
+			if c.Rank() == c.Size()-1 {
+				copy(bbuf, payload(len(bbuf), uint64(100+s)))
+			}
+			if err := bc.Start(); err != nil {
+				return fmt.Errorf("bcast start %d: %w", s, err)
+			}
+			if _, err := bc.Wait(); err != nil {
+				return fmt.Errorf("bcast start %d of %d ranks: %w", s, c.Size(), err)
+			}
+			if err := check(bbuf, len(bbuf), uint64(100+s)); err != nil {
+				return fmt.Errorf("bcast start %d of %d ranks: %w", s, c.Size(), err)
+			}
+		}
+		if err := bc.Free(); err != nil {
+			return err
 		}
 		// A persistent Barrier: no member's start completes before the
 		// last member started (rank 0, late by 20 ms at every start).

@@ -2,10 +2,12 @@ package coll
 
 // The tags of the algorithms whose exchanges the schedules below
 // describe: recursive doubling's (an Allreduce of short vectors on a
-// power-of-two number of ranks) and the dissemination barrier's.
+// power-of-two number of ranks), the dissemination barrier's and the
+// binomial broadcast's.
 const (
 	TagRecursiveDoubling = tagRedRD
 	TagDissemination     = tagDissem
+	TagBinomialBcast     = tagBcastBinom
 )
 
 // RecursiveDoublingSchedule is what recursive doubling's Allreduce does on
@@ -44,4 +46,27 @@ func DisseminationSchedule(rank, size int) (to, from []int, ok bool) {
 		from = append(from, (rank-k+size)%size)
 	}
 	return to, from, true
+}
+
+// BinomialBcastSchedule is what the binomial broadcast from root does on
+// rank of size ranks, as steps to replay (see RecursiveDoublingSchedule):
+// the rank receives the whole buffer from parent (none, -1, at the root)
+// with tag TagBinomialBcast, then sends it to each of children in order.
+// ok is false where there is nothing to exchange.
+func BinomialBcastSchedule(rank, size, root int) (parent int, children []int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size || root < 0 || root >= size {
+		return -1, nil, false
+	}
+	vr := (rank - root + size) % size
+	span, parent := size, -1
+	if vr != 0 {
+		span = vr & -vr
+		parent = (rank - span + size) % size
+	}
+	for m := HighBit(span - 1); m > 0; m >>= 1 {
+		if vr+m < size {
+			children = append(children, (rank+m)%size)
+		}
+	}
+	return parent, children, true
 }

@@ -21,6 +21,19 @@ func (p *recordingPeer) Sendrecv(sbuf []byte, dst, stag int, rbuf []byte, src in
 	return p.fakePeer.Sendrecv(sbuf, dst, stag, rbuf, src)
 }
 
+// Send and Recv are logged as exchanges with no receive (src -1) and no
+// send (dst -1, tag the one received).
+func (p *recordingPeer) Send(buf []byte, dst, tag int) error {
+	p.log = append(p.log, exchange{dst, tag, -1})
+	return p.fakePeer.Send(buf, dst, tag)
+}
+
+func (p *recordingPeer) Recv(buf []byte, src int) (Status, error) {
+	st, err := p.fakePeer.Recv(buf, src)
+	p.log = append(p.log, exchange{-1, st.Tag, src})
+	return st, err
+}
+
 // TestRecursiveDoublingSchedule: the schedule is the exchanges recursive
 // doubling's Allreduce makes, in its order, and its lower flags combine
 // as the algorithm does (span, which does not commute).
@@ -102,6 +115,12 @@ func TestSchedulesRefuse(t *testing.T) {
 		if _, _, ok := DisseminationSchedule(c[0], c[1]); ok {
 			t.Errorf("dissemination: rank %d of %d: a schedule", c[0], c[1])
 		}
+		if _, _, ok := BinomialBcastSchedule(c[0], c[1], 0); ok {
+			t.Errorf("binomial broadcast: rank %d of %d: a schedule", c[0], c[1])
+		}
+	}
+	if _, _, ok := BinomialBcastSchedule(0, 4, 4); ok {
+		t.Errorf("binomial broadcast from root 4 of 4: a schedule")
 	}
 }
 
@@ -143,6 +162,52 @@ func TestDisseminationSchedule(t *testing.T) {
 			}
 			if s := slices.Clone(from); len(slices.Compact(slices.Sorted(slices.Values(s)))) != len(from) {
 				t.Errorf("%d ranks, rank %d: sources %v repeat", n, r, from)
+			}
+		}
+	}
+}
+
+// TestBinomialBcastSchedule: the schedule is the messages the binomial
+// broadcast sends and receives, in its order.
+func TestBinomialBcastSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		for _, root := range []int{0, n - 1, n / 2} {
+			w := newFakeWorld(n)
+			peers := make([]*recordingPeer, n)
+			var wg sync.WaitGroup
+			for r := range n {
+				peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var x Call
+					x.Init(peers[r], "test", nil, 1, &fakeErrors)
+					buf := make([]byte, 8)
+					if r == root {
+						copy(buf, "payload!")
+					}
+					x.Bcast(buf, root, Binomial)
+					if err := x.Result(); err != nil || string(buf) != "payload!" {
+						t.Errorf("%d ranks, root %d, rank %d: %q, %v", n, root, r, buf, err)
+					}
+				}()
+			}
+			wg.Wait()
+			for r := range n {
+				parent, children, ok := BinomialBcastSchedule(r, n, root)
+				if !ok {
+					t.Fatalf("rank %d of %d: no schedule", r, n)
+				}
+				want := []exchange{}
+				if parent >= 0 {
+					want = append(want, exchange{-1, TagBinomialBcast, parent})
+				}
+				for _, c := range children {
+					want = append(want, exchange{c, TagBinomialBcast, -1})
+				}
+				if !slices.Equal(peers[r].log, want) {
+					t.Errorf("%d ranks, root %d, rank %d: %v, schedule says %v", n, root, r, peers[r].log, want)
+				}
 			}
 		}
 	}
