@@ -34,31 +34,41 @@ func (p *recordingPeer) Recv(buf []byte, src int) (Status, error) {
 	return st, err
 }
 
+// recorded runs body on n ranks of a fake world, each with a Call of op
+// through a recordingPeer, and returns the peers, their logs complete.
+// A rank whose call fails fails t.
+func recorded(t *testing.T, n int, op func(inout, in []byte), body func(x *Call, r int)) []*recordingPeer {
+	w := newFakeWorld(n)
+	peers := make([]*recordingPeer, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var x Call
+			x.Init(peers[r], "test", op, 4, &fakeErrors)
+			body(&x, r)
+			if err := x.Result(); err != nil {
+				t.Errorf("%d ranks, rank %d: %v", n, r, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return peers
+}
+
 // TestRecursiveDoublingSchedule: the schedule is the exchanges recursive
 // doubling's Allreduce makes, in its order, and its lower flags combine
 // as the algorithm does (span, which does not commute).
 func TestRecursiveDoublingSchedule(t *testing.T) {
 	for _, n := range []int{2, 4, 8, 16} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			w := newFakeWorld(n)
-			peers := make([]*recordingPeer, n)
 			results := make([][]byte, n)
-			var wg sync.WaitGroup
-			for r := range n {
-				peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var x Call
-					x.Init(peers[r], "test", span, 4, &fakeErrors)
-					results[r] = make([]byte, 8)
-					x.Allreduce(contribution(r, 2), results[r], RecursiveDoubling)
-					if err := x.Result(); err != nil {
-						t.Errorf("rank %d: %v", r, err)
-					}
-				}()
-			}
-			wg.Wait()
+			peers := recorded(t, n, span, func(x *Call, r int) {
+				results[r] = make([]byte, 8)
+				x.Allreduce(contribution(r, 2), results[r], RecursiveDoubling)
+			})
 			want := spanOf(0, n-1, 2)
 			for r := range n {
 				partners, _, ok := RecursiveDoublingSchedule(r, n)
@@ -128,23 +138,7 @@ func TestSchedulesRefuse(t *testing.T) {
 // dissemination barrier makes, in its order, and its sources differ.
 func TestDisseminationSchedule(t *testing.T) {
 	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
-		w := newFakeWorld(n)
-		peers := make([]*recordingPeer, n)
-		var wg sync.WaitGroup
-		for r := range n {
-			peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var x Call
-				x.Init(peers[r], "test", nil, 1, &fakeErrors)
-				x.Dissemination()
-				if err := x.Result(); err != nil {
-					t.Errorf("%d ranks, rank %d: %v", n, r, err)
-				}
-			}()
-		}
-		wg.Wait()
+		peers := recorded(t, n, nil, func(x *Call, _ int) { x.Dissemination() })
 		for r := range n {
 			to, from, ok := DisseminationSchedule(r, n)
 			if !ok {
@@ -172,27 +166,16 @@ func TestDisseminationSchedule(t *testing.T) {
 func TestBinomialBcastSchedule(t *testing.T) {
 	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
 		for _, root := range []int{0, n - 1, n / 2} {
-			w := newFakeWorld(n)
-			peers := make([]*recordingPeer, n)
-			var wg sync.WaitGroup
-			for r := range n {
-				peers[r] = &recordingPeer{fakePeer: &fakePeer{w, r}}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var x Call
-					x.Init(peers[r], "test", nil, 1, &fakeErrors)
-					buf := make([]byte, 8)
-					if r == root {
-						copy(buf, "payload!")
-					}
-					x.Bcast(buf, root, Binomial)
-					if err := x.Result(); err != nil || string(buf) != "payload!" {
-						t.Errorf("%d ranks, root %d, rank %d: %q, %v", n, root, r, buf, err)
-					}
-				}()
-			}
-			wg.Wait()
+			peers := recorded(t, n, nil, func(x *Call, r int) {
+				buf := make([]byte, 8)
+				if r == root {
+					copy(buf, "payload!")
+				}
+				x.Bcast(buf, root, Binomial)
+				if string(buf) != "payload!" {
+					t.Errorf("%d ranks, root %d, rank %d: %q", n, root, r, buf)
+				}
+			})
 			for r := range n {
 				parent, children, ok := BinomialBcastSchedule(r, n, root)
 				if !ok {
