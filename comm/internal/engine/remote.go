@@ -210,7 +210,8 @@ type (
 // parks, as a wait in one process does after its spin. Handing it over
 // at every poll cost a persistent start its own kick (deferred, then
 // taken by the Wait that runs the start, then deferred again at the next
-// start): about 40 ns of a 0.47-us start between 2 processes.
+// start): between 2 processes a persistent Barrier's start went from
+// 0.389 to 0.354 us without it, an 8-byte Allreduce's from 0.415 to 0.395.
 func (r *readyReq) Ready() bool { return (*Request)(r).drained() }
 func (r *readyRec) Ready() bool {
 	w := (*waitRec)(r)
