@@ -202,6 +202,7 @@ func TestUnderMPIExec(t *testing.T) {
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
+		{"failing rank in a persistent collective", 4, nil, "failpersistent", false, []string{"rank 2 fails on purpose"}, false},
 		{"panicking rank", 4, nil, "panic", false, []string{"rank 2 failed: panicked: mpcheck: rank 2 panics on purpose in main.main"}, true},
 		// Hydra ends the job itself when a process dies before finalizing:
 		// the survivors report the lost peer unless it is faster.
@@ -223,7 +224,7 @@ func TestUnderMPIExec(t *testing.T) {
 					t.Errorf("no %q in:\n%s", w, out)
 				}
 			}
-			if strings.Contains(out, "peer process lost") && (tt.mode == "fail" || tt.mode == "panic") {
+			if strings.Contains(out, "peer process lost") && (tt.mode == "fail" || tt.mode == "failpersistent" || tt.mode == "panic") {
 				t.Errorf("a rank's failure reached the others as a lost process:\n%s", out)
 			}
 			if d := time.Since(start); !tt.ok && d > 20*time.Second {

@@ -6,6 +6,9 @@
 //
 //	semantics  the devicetest semantics suite; every rank prints "rank R of N: ok"
 //	fail       rank 2 returns an error after a barrier (Main aborts the job)
+//	failpersistent
+//	           rank 2 returns an error after two starts of a persistent
+//	           Allreduce, while the others start it again
 //	panic      rank 2 panics after a barrier, while the others wait for it
 //	deadlock   a deadlock of the kind -case names (allreduce: the last rank
 //	           skips an Allreduce; ring: every rank receives from the next;
@@ -98,6 +101,29 @@ func main() {
 			}
 			_, err := w.Recv(make([]byte, 8), comm.Byte, 2, 0)
 			return err
+		}
+	case "failpersistent":
+		fn = func(w *comm.Comm) error {
+			// Replayed between processes from the second start on
+			// (a power of two of ranks): the others wait in the
+			// replay's receives when rank 2's failure aborts them.
+			buf := make([]byte, 8)
+			r, err := w.AllreduceInit(buf, make([]byte, 8), comm.Byte, func(inout, in []byte) {})
+			if err != nil {
+				return err
+			}
+			for i := 0; ; i++ {
+				if i == 2 && w.Rank() == 2 {
+					time.Sleep(100 * time.Millisecond) // the others are waiting by now
+					return errors.New("mpcheck: rank 2 fails on purpose")
+				}
+				if err := r.Start(); err != nil {
+					return err
+				}
+				if _, err := r.Wait(); err != nil {
+					return err
+				}
+			}
 		}
 	case "panic":
 		fn = func(w *comm.Comm) error {
