@@ -21,9 +21,9 @@ import (
 // every member runs in this process, an Allreduce, Bcast, Allgather or
 // Alltoall of 64 KiB or more reads the members' buffers in place
 // instead, exchanged at the first start (coll_nonblocking_shm.go); between
-// processes, an Allreduce run by recursive doubling, a Barrier and a
-// short Bcast replay their algorithm's exchanges with point-to-point
-// requests made once (coll_persistent_replay.go). Its first start agrees with the other
+// processes, an Allreduce run by recursive doubling, a Barrier, and a
+// short Bcast and Reduce replay their algorithm's exchanges with
+// point-to-point requests made once (coll_persistent_replay.go). Its first start agrees with the other
 // members on the arguments, as a non-blocking collective does
 // (coll_agree.go), and so does every start until one
 // agreement succeeds: a root, an element type or a length that differs
@@ -149,7 +149,17 @@ func (c *Comm) ReduceInit(send, recv []byte, t Type, op Op, root int) (*Request,
 		return nil, fmt.Errorf("comm: reduce_init with a nil op: %w", ErrArg)
 	}
 	call := c.reduceCall("reduce_init", send, recv, t, op, root)
-	return c.collInit("reduce_init", &call, func(p *Comm) error { return p.Reduce(send, recv, t, op, root) })
+	var d *replay // once a start of the binomial tree succeeded (coll_persistent_replay.go)
+	return c.collInit("reduce_init", &call, func(p *Comm) error {
+		if d != nil && p.ct == nil {
+			return d.run(p)
+		}
+		err := p.Reduce(send, recv, t, op, root)
+		if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(coll.Reduce, coll.Plain, len(send)), coll.Binomial) {
+			d = p.reduceReplay(send, recv, t, op, root)
+		}
+		return err
+	})
 }
 
 // AllreduceInit plans an Allreduce (see [Comm.Allreduce]).

@@ -2,8 +2,8 @@
 // its figures from — ports of the OSU Micro-Benchmarks 7.x (osu_latency,
 // osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_bcast, osu_reduce,
 // osu_allreduce, osu_allgather, osu_alltoall, osu_barrier, and the
-// persistent osu_bcast_persistent, osu_allreduce_persistent and
-// osu_barrier_persistent) and of IMB-MPI1 (PingPong, PingPing, Sendrecv,
+// persistent osu_bcast_persistent, osu_reduce_persistent,
+// osu_allreduce_persistent and osu_barrier_persistent) and of IMB-MPI1 (PingPong, PingPing, Sendrecv,
 // Exchange) — and prints beside every figure the baselines it is judged
 // against, measured in the same run.
 //
@@ -12,9 +12,9 @@
 //	mpbench [flags] BENCHMARK... [flags]
 //
 // BENCHMARK is one of latency, bw, bibw, mbw_mr, multi_lat, bcast,
-// bcast_persistent, reduce, allreduce, allreduce_persistent, allgather,
-// alltoall, barrier, barrier_persistent, pingpong, pingping, sendrecv,
-// exchange, or all. For example:
+// bcast_persistent, reduce, reduce_persistent, allreduce,
+// allreduce_persistent, allgather, alltoall, barrier, barrier_persistent,
+// pingpong, pingping, sendrecv, exchange, or all. For example:
 //
 //	go run ./cmd/mpbench latency
 //	go run ./cmd/mpbench bw --vs-mpi --plot bw.svg

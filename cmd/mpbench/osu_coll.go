@@ -81,6 +81,19 @@ func osuBcastPersistent(e *env, p iterPlan) (sample, error) {
 	return timeCalls(e, p, true, func() error { return startWait(r) })
 }
 
+// osuReducePersistent is osu_reduce_persistent (OSU 7.4): a Reduce
+// (float32 sum) to rank 0 planned once per size (MPI_Reduce_init), each
+// call a start and its Wait.
+func osuReducePersistent(e *env, p iterPlan) (sample, error) {
+	n := p.Size / 4
+	r, err := e.floats.ReduceInit(e.fsend[:n], e.frecv[:n], typed.Sum[float32], 0)
+	if err != nil {
+		return sample{}, err
+	}
+	defer r.Free()
+	return timeCalls(e, p, true, func() error { return startWait(r) })
+}
+
 // osuBarrierPersistent is osu_barrier_persistent (OSU 7.4): a Barrier
 // planned once (MPI_Barrier_init), each call a start and its Wait.
 func osuBarrierPersistent(e *env, p iterPlan) (sample, error) {

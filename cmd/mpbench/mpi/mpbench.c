@@ -200,7 +200,7 @@ static void multi_lat(const struct plan *p, double *f)
 
 /* ---- OSU collectives: each call timed, a barrier between calls ---- */
 
-enum coll { BCAST, BCAST_PERSISTENT, REDUCE, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER, BARRIER_PERSISTENT };
+enum coll { BCAST, BCAST_PERSISTENT, REDUCE, REDUCE_PERSISTENT, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER, BARRIER_PERSISTENT };
 
 static void collective(enum coll op, const struct plan *p, double *f)
 {
@@ -213,6 +213,8 @@ static void collective(enum coll op, const struct plan *p, double *f)
         MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     else if (op == BCAST_PERSISTENT)
         MPI_Bcast_init(sbuf, p->size, MPI_CHAR, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    else if (op == REDUCE_PERSISTENT)
+        MPI_Reduce_init(fsend, frecv, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     for (i = 0; i < p->iters + p->skip; i++) {
         t0 = MPI_Wtime();
         switch (op) {
@@ -228,6 +230,7 @@ static void collective(enum coll op, const struct plan *p, double *f)
         case ALLREDUCE_PERSISTENT:
         case BARRIER_PERSISTENT:
         case BCAST_PERSISTENT:
+        case REDUCE_PERSISTENT:
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
             break;
@@ -415,6 +418,8 @@ static void run(const char *bench, const struct plan *p, double *f)
         collective(BCAST_PERSISTENT, p, f);
     else if (!strcmp(bench, "reduce"))
         collective(REDUCE, p, f);
+    else if (!strcmp(bench, "reduce_persistent"))
+        collective(REDUCE_PERSISTENT, p, f);
     else if (!strcmp(bench, "allreduce"))
         collective(ALLREDUCE, p, f);
     else if (!strcmp(bench, "allreduce_persistent"))

@@ -558,8 +558,8 @@ func Collectives(w *comm.Comm) error {
 // exchanges), in place, and on a communicator of 3 members (the
 // algorithm at every start). One start of each is left to progress while
 // the rank blocks in a Barrier (the plan's worker runs it), the others
-// are waited for at once. Then a persistent Bcast and Barrier on each
-// (replayed from the second start between processes).
+// are waited for at once. Then a persistent Reduce, Bcast and Barrier on
+// each (replayed from the second start between processes).
 func PersistentCollectives(w *comm.Comm) error {
 	c3, err := w.Split(min(w.Rank()/3, 1), w.Rank())
 	if err != nil {
@@ -597,6 +597,34 @@ func PersistentCollectives(w *comm.Comm) error {
 				}
 				if !bytes.Equal(out, want) {
 					return fmt.Errorf("start %d of %d ranks (in place %v): %v, want %v", s, c.Size(), inPlace, out, want)
+				}
+			}
+			if err := r.Free(); err != nil {
+				return err
+			}
+		}
+		// Persistent Reduces of matrix products to rank 0 and to the last
+		// member (whose result comes from rank 0 at the end).
+		for _, root := range []int{0, c.Size() - 1} {
+			in, out := make([]byte, 16), make([]byte, 16)
+			r, err := c.ReduceInit(in, out, comm.Uint32, matMul, root)
+			if err != nil {
+				return err
+			}
+			for s := range 6 {
+				copy(in, matrix(c.Rank(), s))
+				if err := r.Start(); err != nil {
+					return fmt.Errorf("reduce start %d: %w", s, err)
+				}
+				if _, err := r.Wait(); err != nil {
+					return fmt.Errorf("reduce start %d to %d of %d ranks: %w", s, root, c.Size(), err)
+				}
+				want := matrix(0, s)
+				for i := 1; i < c.Size(); i++ {
+					matMul(want, matrix(i, s))
+				}
+				if c.Rank() == root && !bytes.Equal(out, want) {
+					return fmt.Errorf("reduce start %d to %d of %d ranks: %v, want %v", s, root, c.Size(), out, want)
 				}
 			}
 			if err := r.Free(); err != nil {

@@ -2,12 +2,15 @@ package coll
 
 // The tags of the algorithms whose exchanges the schedules below
 // describe: recursive doubling's (an Allreduce of short vectors on a
-// power-of-two number of ranks), the dissemination barrier's and the
-// binomial broadcast's.
+// power-of-two number of ranks), the dissemination barrier's, the
+// binomial broadcast's and the binomial reduction's (whose result goes
+// from rank 0 to a root other than 0 with TagReduceHop).
 const (
 	TagRecursiveDoubling = tagRedRD
 	TagDissemination     = tagDissem
 	TagBinomialBcast     = tagBcastBinom
+	TagBinomialReduce    = tagReduceBinom
+	TagReduceHop         = tagReduceHop
 )
 
 // RecursiveDoublingSchedule is what recursive doubling's Allreduce does on
@@ -69,4 +72,38 @@ func BinomialBcastSchedule(rank, size, root int) (parent int, children []int, ok
 		}
 	}
 	return parent, children, true
+}
+
+// BinomialReduceSchedule is what the binomial reduction to root does on
+// rank of size ranks, as steps to replay (see RecursiveDoublingSchedule):
+// the tree is rooted at rank 0; the rank receives a vector from each of
+// children in order (tag TagBinomialReduce) and combines it into its own
+// as the upper operand, then sends the result to parent (none, -1, at
+// rank 0). Where root is not 0, rank 0 then sends the result to root,
+// and root receives it from 0, with TagReduceHop: hopTo and hopFrom are
+// those (-1 where the rank does neither). ok is false where there is
+// nothing to exchange.
+func BinomialReduceSchedule(rank, size, root int) (children []int, parent, hopTo, hopFrom int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size || root < 0 || root >= size {
+		return nil, -1, -1, -1, false
+	}
+	parent, hopTo, hopFrom = -1, -1, -1
+	for m := 1; m < size; m <<= 1 {
+		if rank&m != 0 {
+			parent = rank - m
+			break
+		}
+		if rank+m < size {
+			children = append(children, rank+m)
+		}
+	}
+	if root != 0 {
+		switch rank {
+		case 0:
+			hopTo = root
+		case root:
+			hopFrom = 0
+		}
+	}
+	return children, parent, hopTo, hopFrom, true
 }

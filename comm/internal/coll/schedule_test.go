@@ -132,6 +132,12 @@ func TestSchedulesRefuse(t *testing.T) {
 	if _, _, ok := BinomialBcastSchedule(0, 4, 4); ok {
 		t.Errorf("binomial broadcast from root 4 of 4: a schedule")
 	}
+	if _, _, _, _, ok := BinomialReduceSchedule(0, 1, 0); ok {
+		t.Errorf("binomial reduction on 1 rank: a schedule")
+	}
+	if _, _, _, _, ok := BinomialReduceSchedule(0, 4, -1); ok {
+		t.Errorf("binomial reduction to root -1: a schedule")
+	}
 }
 
 // TestDisseminationSchedule: the schedule is the exchanges the
@@ -191,6 +197,54 @@ func TestBinomialBcastSchedule(t *testing.T) {
 				if !slices.Equal(peers[r].log, want) {
 					t.Errorf("%d ranks, root %d, rank %d: %v, schedule says %v", n, root, r, peers[r].log, want)
 				}
+			}
+		}
+	}
+}
+
+// TestBinomialReduceSchedule: the schedule is the messages the binomial
+// reduction sends and receives, in its order, and combining in its
+// order gives the reduction in rank order (span does not commute).
+func TestBinomialReduceSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		for _, root := range []int{0, n - 1, n / 2} {
+			want := spanOf(0, n-1, 2)
+			peers := recorded(t, n, span, func(x *Call, r int) {
+				recv := make([]byte, 8)
+				x.Reduce(contribution(r, 2), recv, root, Binomial)
+				if r == root && !slices.Equal(recv, want) {
+					t.Errorf("%d ranks, root %d: %v, want %v", n, root, recv, want)
+				}
+			})
+			// The replay, sequentially: each rank's accumulator, children
+			// first (a child's rank is above its parent's).
+			acc := make([][]byte, n)
+			for r := n - 1; r >= 0; r-- {
+				children, parent, hopTo, hopFrom, ok := BinomialReduceSchedule(r, n, root)
+				if !ok {
+					t.Fatalf("rank %d of %d: no schedule", r, n)
+				}
+				var log []exchange
+				acc[r] = contribution(r, 2)
+				for _, c := range children {
+					log = append(log, exchange{-1, TagBinomialReduce, c})
+					span(acc[r], acc[c])
+				}
+				if parent >= 0 {
+					log = append(log, exchange{parent, TagBinomialReduce, -1})
+				}
+				if hopTo >= 0 {
+					log = append(log, exchange{hopTo, TagReduceHop, -1})
+				}
+				if hopFrom >= 0 {
+					log = append(log, exchange{-1, TagReduceHop, hopFrom})
+				}
+				if !slices.Equal(peers[r].log, log) {
+					t.Errorf("%d ranks, root %d, rank %d: %v, schedule says %v", n, root, r, peers[r].log, log)
+				}
+			}
+			if !slices.Equal(acc[0], want) {
+				t.Errorf("%d ranks: the replay reduces to %v, want %v", n, acc[0], want)
 			}
 		}
 	}
