@@ -23,19 +23,19 @@ import (
 // instead, exchanged at the first start (coll_nonblocking_shm.go); between
 // processes, an Allreduce run by recursive doubling, a Barrier, and a
 // short Bcast and Reduce replay their algorithm's exchanges with
-// point-to-point requests made once (coll_persistent_replay.go). Its first start agrees with the other
-// members on the arguments, as a non-blocking collective does
-// (coll_agree.go), and so does every start until one
-// agreement succeeds: a root, an element type or a length that differs
-// between members fails every start, on every member where the blocking
-// collective would fail. Each plan
-// has a worker goroutine that runs a started operation once the rank
-// blocks on something else in mpgo, so that it progresses then; the
-// rank's own goroutine runs it instead when it comes to Wait first (no
-// hand-over between goroutines then). A rank that computes, or blocks
-// outside mpgo, between a start and its Wait leaves the operation where
-// it is meanwhile (MPI's weak progress). A start allocates nothing. The
-// worker lives until [Request.Free] or the end of the run.
+// point-to-point requests made once (coll_persistent_replay.go). Its
+// first start agrees with the other members on the arguments, as a
+// non-blocking collective does (coll_agree.go), and so does every start
+// until one agreement succeeds: a root, an element type or a length that
+// differs between members fails every start, on every member where the
+// blocking collective would fail. Each plan has a worker goroutine that
+// runs a started operation once the rank blocks on something else in
+// mpgo, so that it progresses then; the rank's own goroutine runs it
+// instead when it comes to Wait first (no hand-over between goroutines
+// then). A rank that computes, or blocks outside mpgo, between a start
+// and its Wait leaves the operation where it is meanwhile (MPI's weak
+// progress). A start allocates nothing. The worker lives until
+// [Request.Free] or the end of the run.
 //
 // Where the parent communicator has a table of non-blocking collectives
 // (coll_nonblocking_meet.go), starts meet there as non-blocking calls do,
