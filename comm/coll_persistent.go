@@ -107,18 +107,8 @@ type plan struct {
 
 // BarrierInit plans a Barrier.
 func (c *Comm) BarrierInit() (*Request, error) {
-	var d *replay // once a start of the dissemination algorithm succeeded (coll_persistent_replay.go)
 	return c.collInit("barrier_init", &nbCall{sig: collSig{kind: kBarrier, t: Byte}, fast: nbFast{ok: true}},
-		func(p *Comm) error {
-			if d != nil && p.ct == nil {
-				return d.run(p)
-			}
-			err := p.Barrier()
-			if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(coll.Barrier, coll.Plain, 0), coll.Dissemination) {
-				d = p.barrierReplay()
-			}
-			return err
-		})
+		replayed(coll.Barrier, 0, coll.Dissemination, (*Comm).Barrier, (*Comm).barrierReplay))
 }
 
 // BcastInit plans a Bcast of buf (see [Comm.Bcast]).
@@ -127,17 +117,9 @@ func (c *Comm) BcastInit(buf []byte, t Type, root int) (*Request, error) {
 		return nil, err
 	}
 	call := c.bcastCall("bcast_init", buf, t, root)
-	var d *replay // once a start of the binomial tree succeeded (coll_persistent_replay.go)
-	return c.collInit("bcast_init", &call, func(p *Comm) error {
-		if d != nil && p.ct == nil {
-			return d.run(p)
-		}
-		err := p.Bcast(buf, t, root)
-		if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(coll.Bcast, coll.Plain, len(buf)), coll.Binomial) {
-			d = p.bcastReplay(buf, t, root)
-		}
-		return err
-	})
+	return c.collInit("bcast_init", &call, replayed(coll.Bcast, len(buf), coll.Binomial,
+		func(p *Comm) error { return p.Bcast(buf, t, root) },
+		func(p *Comm) *replay { return p.bcastReplay(buf, t, root) }))
 }
 
 // ReduceInit plans a Reduce (see [Comm.Reduce]).
@@ -149,17 +131,9 @@ func (c *Comm) ReduceInit(send, recv []byte, t Type, op Op, root int) (*Request,
 		return nil, fmt.Errorf("comm: reduce_init with a nil op: %w", ErrArg)
 	}
 	call := c.reduceCall("reduce_init", send, recv, t, op, root)
-	var d *replay // once a start of the binomial tree succeeded (coll_persistent_replay.go)
-	return c.collInit("reduce_init", &call, func(p *Comm) error {
-		if d != nil && p.ct == nil {
-			return d.run(p)
-		}
-		err := p.Reduce(send, recv, t, op, root)
-		if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(coll.Reduce, coll.Plain, len(send)), coll.Binomial) {
-			d = p.reduceReplay(send, recv, t, op, root)
-		}
-		return err
-	})
+	return c.collInit("reduce_init", &call, replayed(coll.Reduce, len(send), coll.Binomial,
+		func(p *Comm) error { return p.Reduce(send, recv, t, op, root) },
+		func(p *Comm) *replay { return p.reduceReplay(send, recv, t, op, root) }))
 }
 
 // AllreduceInit plans an Allreduce (see [Comm.Allreduce]).

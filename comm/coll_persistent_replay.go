@@ -66,6 +66,25 @@ func (c *Comm) replayable(alg, want coll.Algorithm) bool {
 	return alg == want && c.ct == nil && st.agreed && !st.shared
 }
 
+// replayed is a plan's run (run, the collective k of n bytes on the
+// plan's private communicator) that replays its algorithm from the start
+// after one that ran alg and succeeded (mk makes the replay; nil: the
+// plan keeps running the algorithm). A run that records runs the
+// collective itself.
+func replayed(k coll.Collective, n int, alg coll.Algorithm, run func(p *Comm) error, mk func(p *Comm) *replay) func(p *Comm) error {
+	var d *replay
+	return func(p *Comm) error {
+		if d != nil && p.ct == nil {
+			return d.run(p)
+		}
+		err := run(p)
+		if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(k, coll.Plain, n), alg) {
+			d = mk(p)
+		}
+		return err
+	}
+}
+
 // newReplay returns an empty replay of what, whose messages have
 // elements of type t, on c's collective context.
 func (c *Comm) newReplay(what string, t Type) *replay {
