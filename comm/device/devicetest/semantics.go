@@ -559,7 +559,8 @@ func Collectives(w *comm.Comm) error {
 // algorithm at every start). One start of each is left to progress while
 // the rank blocks in a Barrier (the plan's worker runs it), the others
 // are waited for at once. Then a persistent Reduce, Bcast and Barrier on
-// each (replayed from the second start between processes).
+// each (replayed from the second start between processes). It compares
+// wall-clock times across its ranks: run it on one host.
 func PersistentCollectives(w *comm.Comm) error {
 	c3, err := w.Split(min(w.Rank()/3, 1), w.Rank())
 	if err != nil {
@@ -656,24 +657,32 @@ func PersistentCollectives(w *comm.Comm) error {
 			return err
 		}
 		// A persistent Barrier: no member's start completes before the
-		// last member started (rank 0, late by 20 ms at every start).
+		// last member started (rank 0, late at every start). The times
+		// are the host's wall clock, one for all its processes, so that
+		// a rank descheduled for a while cannot pass for an early one.
 		b, err := c.BarrierInit()
 		if err != nil {
 			return err
 		}
+		entered := make([]byte, 8)
 		for s := range 4 {
 			if c.Rank() == 0 {
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(5 * time.Millisecond)
 			}
-			t0 := time.Now()
+			t0 := time.Now().UnixNano()
 			if err := b.Start(); err != nil {
 				return fmt.Errorf("barrier start %d: %w", s, err)
 			}
 			if _, err := b.Wait(); err != nil {
 				return fmt.Errorf("barrier start %d of %d ranks: %w", s, c.Size(), err)
 			}
-			if d := time.Since(t0); c.Rank() != 0 && d < 10*time.Millisecond {
-				return fmt.Errorf("barrier start %d of %d ranks: passed after %v, before rank 0 came", s, c.Size(), d)
+			passed := time.Now().UnixNano()
+			binary.LittleEndian.PutUint64(entered, uint64(t0))
+			if err := c.Bcast(entered, comm.Byte, 0); err != nil {
+				return err
+			}
+			if e := int64(binary.LittleEndian.Uint64(entered)); passed < e {
+				return fmt.Errorf("barrier start %d of %d ranks: passed %v before rank 0 came", s, c.Size(), time.Duration(e-passed))
 			}
 		}
 		if err := b.Free(); err != nil {
