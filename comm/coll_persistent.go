@@ -144,51 +144,36 @@ func (c *Comm) AllreduceInit(send, recv []byte, t Type, op Op) (*Request, error)
 	call := c.allreduceCall("allreduce_init", send, recv, t, op)
 	run := func(p *Comm) error { return p.Allreduce(send, recv, t, op) }
 	if call.local == nil && c.size > 1 {
-		st := &allreducePlan{alg: coll.Auto}
-		run = func(p *Comm) error { return p.allreduceStart(st, send, recv, t, op) }
+		alg := coll.Auto
+		run = replayed(coll.Allreduce, len(send), coll.RecursiveDoubling,
+			func(p *Comm) error { return p.allreduceStart(&alg, send, recv, t, op) },
+			func(p *Comm) *replay { return p.allreduceReplay(send, recv, t, op) })
 	}
 	return c.collInit("allreduce_init", &call, run)
 }
 
-// allreducePlan is what a persistent Allreduce's starts keep: the
-// algorithm chosen at the first, and the replay of recursive doubling
-// once one start agreed (coll_persistent_replay.go).
-type allreducePlan struct {
-	alg    coll.Algorithm
-	replay *replay
-}
-
 // allreduceStart is a start of a persistent Allreduce on its private
 // communicator c, whose arguments its plan checked once (and found
-// good): it skips Allreduce's checks, and the algorithm, chosen at the
-// first start into pl.alg, is the same at every start (a plan's
-// communicator has no shared-memory or node-aware form, and nothing pins
-// its algorithms). A start needs no busy mark either: the plan's state
-// runs one start at a time. The first start, and every start of a run
-// that records (which logs the call and its algorithm), is the blocking
-// call's. Once a start of recursive doubling succeeded with the members
-// agreed, the later ones replay its exchanges (coll_persistent_replay.go).
-func (c *Comm) allreduceStart(pl *allreducePlan, send, recv []byte, t Type, op Op) error {
-	if pl.replay != nil && c.ct == nil {
-		return pl.replay.run(c)
-	}
-	var err error
-	if pl.alg == coll.Auto || c.ct != nil {
+// good), where it does not replay its algorithm: it skips Allreduce's
+// checks, and the algorithm, chosen at the first start into *alg, is the
+// same at every start (a plan's communicator has no shared-memory or
+// node-aware form, and nothing pins its algorithms). A start needs no
+// busy mark either: the plan's state runs one start at a time. The first
+// start, and every start of a run that records (which logs the call and
+// its algorithm), is the blocking call's.
+func (c *Comm) allreduceStart(alg *coll.Algorithm, send, recv []byte, t Type, op Op) error {
+	if *alg == coll.Auto || c.ct != nil {
 		if c.ct == nil { // a recorded pick is Allreduce's
 			if a := c.pick(coll.Allreduce, coll.Plain, len(send)); a != coll.SharedMemory {
-				pl.alg = a
+				*alg = a
 			}
 		}
-		err = c.Allreduce(send, recv, t, op)
-	} else if err = c.usable(); err != nil {
-		err = collErr("allreduce", err)
-	} else {
-		err = c.allreduceBy(pl.alg, send, recv, t, op, nil)
+		return c.Allreduce(send, recv, t, op)
 	}
-	if err == nil && c.replayable(pl.alg, coll.RecursiveDoubling) {
-		pl.replay = c.allreduceReplay(send, recv, t, op)
+	if err := c.usable(); err != nil {
+		return collErr("allreduce", err)
 	}
-	return err
+	return c.allreduceBy(*alg, send, recv, t, op, nil)
 }
 
 // AllgatherInit plans an Allgather (see [Comm.Allgather]).

@@ -59,27 +59,35 @@ type replayStep struct {
 	combine    func([]byte) // takes the received buffer; nil: nothing
 }
 
-// replayable reports whether the starts of a plan on c (its private
-// communicator) that ran alg and succeeded may replay it from now on.
-func (c *Comm) replayable(alg, want coll.Algorithm) bool {
+// replays reports whether the starts of a plan on c (its private
+// communicator, of the collective k of n bytes) may replay the
+// algorithm alg once a start succeeded: c picks alg, its members agreed,
+// they do not all share this process, and nothing records the run.
+func (c *Comm) replays(k coll.Collective, n int, alg coll.Algorithm) bool {
 	st := c.state()
-	return alg == want && c.ct == nil && st.agreed && !st.shared
+	return c.size > 1 && c.ct == nil && st.agreed && !st.shared && c.pick(k, coll.Plain, n) == alg
 }
 
 // replayed is a plan's run (run, the collective k of n bytes on the
 // plan's private communicator) that replays its algorithm from the start
-// after one that ran alg and succeeded (mk makes the replay; nil: the
-// plan keeps running the algorithm). A run that records runs the
-// collective itself.
+// after its first that succeeded, when that ran alg (mk makes the
+// replay; nil: the plan keeps running the algorithm). The choice is
+// made once: a plan's algorithm, its members' placement and whether its
+// world records are the same at every start, and its first start that
+// succeeded is one whose members agreed.
 func replayed(k coll.Collective, n int, alg coll.Algorithm, run func(p *Comm) error, mk func(p *Comm) *replay) func(p *Comm) error {
 	var d *replay
+	decided := false
 	return func(p *Comm) error {
-		if d != nil && p.ct == nil {
+		if d != nil {
 			return d.run(p)
 		}
 		err := run(p)
-		if err == nil && d == nil && p.size > 1 && p.ct == nil && p.replayable(p.pick(k, coll.Plain, n), alg) {
-			d = mk(p)
+		if err == nil && !decided {
+			decided = true
+			if p.replays(k, n, alg) {
+				d = mk(p)
+			}
 		}
 		return err
 	}
