@@ -592,10 +592,7 @@ func PersistentCollectives(w *comm.Comm) error {
 				if _, err := r.Wait(); err != nil {
 					return fmt.Errorf("start %d of %d ranks: %w", s, c.Size(), err)
 				}
-				want := matrix(0, s)
-				for i := 1; i < c.Size(); i++ {
-					matMul(want, matrix(i, s))
-				}
+				want := product(c.Size(), s)
 				if !bytes.Equal(out, want) {
 					return fmt.Errorf("start %d of %d ranks (in place %v): %v, want %v", s, c.Size(), inPlace, out, want)
 				}
@@ -620,10 +617,7 @@ func PersistentCollectives(w *comm.Comm) error {
 				if _, err := r.Wait(); err != nil {
 					return fmt.Errorf("reduce start %d to %d of %d ranks: %w", s, root, c.Size(), err)
 				}
-				want := matrix(0, s)
-				for i := 1; i < c.Size(); i++ {
-					matMul(want, matrix(i, s))
-				}
+				want := product(c.Size(), s)
 				if c.Rank() == root && !bytes.Equal(out, want) {
 					return fmt.Errorf("reduce start %d to %d of %d ranks: %v, want %v", s, root, c.Size(), out, want)
 				}
@@ -699,6 +693,16 @@ func matrix(r, s int) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], v)
 	}
 	return b
+}
+
+// product is the product of the matrices of ranks 0..n-1 at start s, in
+// rank order.
+func product(n, s int) []byte {
+	p := matrix(0, s)
+	for i := 1; i < n; i++ {
+		matMul(p, matrix(i, s))
+	}
+	return p
 }
 
 // matMul sets inout = inout × in, 2x2 matrices of uint32s.
