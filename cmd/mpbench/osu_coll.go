@@ -57,61 +57,51 @@ func osuAllreduce(e *env, p iterPlan) (sample, error) {
 }
 
 // osuAllreducePersistent is osu_allreduce_persistent (OSU 7.4): an
-// Allreduce planned once per size (MPI_Allreduce_init) and each call a
+// Allreduce planned once per size (MPI_Allreduce_init), each call a
 // start and its Wait, timed as osu_allreduce times the blocking call.
 func osuAllreducePersistent(e *env, p iterPlan) (sample, error) {
 	n := p.Size / 4
 	r, err := e.floats.AllreduceInit(e.fsend[:n], e.frecv[:n], typed.Sum[float32])
-	if err != nil {
-		return sample{}, err
-	}
-	defer r.Free()
-	return timeCalls(e, p, true, func() error { return startWait(r) })
+	return timeStarts(e, p, true, r, err)
 }
 
 // osuBcastPersistent is osu_bcast_persistent (OSU 7.4): a Bcast from
-// rank 0 planned once per size (MPI_Bcast_init), each call a start and
-// its Wait.
+// rank 0 planned once per size (MPI_Bcast_init).
 func osuBcastPersistent(e *env, p iterPlan) (sample, error) {
 	r, err := e.w.BcastInit(e.sbuf[:p.Size], comm.Byte, 0)
-	if err != nil {
-		return sample{}, err
-	}
-	defer r.Free()
-	return timeCalls(e, p, true, func() error { return startWait(r) })
+	return timeStarts(e, p, true, r, err)
 }
 
 // osuReducePersistent is osu_reduce_persistent (OSU 7.4): a Reduce
-// (float32 sum) to rank 0 planned once per size (MPI_Reduce_init), each
-// call a start and its Wait.
+// (float32 sum) to rank 0 planned once per size (MPI_Reduce_init).
 func osuReducePersistent(e *env, p iterPlan) (sample, error) {
 	n := p.Size / 4
 	r, err := e.floats.ReduceInit(e.fsend[:n], e.frecv[:n], typed.Sum[float32], 0)
-	if err != nil {
-		return sample{}, err
-	}
-	defer r.Free()
-	return timeCalls(e, p, true, func() error { return startWait(r) })
+	return timeStarts(e, p, true, r, err)
 }
 
 // osuBarrierPersistent is osu_barrier_persistent (OSU 7.4): a Barrier
-// planned once (MPI_Barrier_init), each call a start and its Wait.
+// planned once (MPI_Barrier_init).
 func osuBarrierPersistent(e *env, p iterPlan) (sample, error) {
 	r, err := e.w.BarrierInit()
+	return timeStarts(e, p, false, r, err)
+}
+
+// timeStarts times the starts of persistent collective r (planned with
+// error err), each waited for at once, as timeCalls times a blocking
+// call, and frees r.
+func timeStarts(e *env, p iterPlan, barrierBetween bool, r *comm.Request, err error) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
 	defer r.Free()
-	return timeCalls(e, p, false, func() error { return startWait(r) })
-}
-
-// startWait starts persistent request r and waits for it.
-func startWait(r *comm.Request) error {
-	if err := r.Start(); err != nil {
+	return timeCalls(e, p, barrierBetween, func() error {
+		if err := r.Start(); err != nil {
+			return err
+		}
+		_, err := r.Wait()
 		return err
-	}
-	_, err := r.Wait()
-	return err
+	})
 }
 
 func osuAllgather(e *env, p iterPlan) (sample, error) {
