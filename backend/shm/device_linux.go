@@ -232,6 +232,10 @@ func (d *Device) address(src, dst int, env device.Envelope, data []byte) (*peer,
 // p's receiver if it sleeps.
 func (d *Device) put(p *peer, h *header, payload []byte) error {
 	p.outMu.Lock()
+	if p.outClosed { // p's segment is unmapped, or about to be
+		p.outMu.Unlock()
+		return fmt.Errorf("shm: %w", device.ErrClosed)
+	}
 	for i := 0; !p.out.tryPut(h, payload); i++ {
 		if err := d.sendable(p); err != nil {
 			p.outMu.Unlock()
@@ -251,7 +255,7 @@ func (d *Device) putNow(p *peer, h *header, payload []byte) bool {
 	if !p.outMu.TryLock() {
 		return false
 	}
-	ok := p.out.tryPut(h, payload)
+	ok := !p.outClosed && p.out.tryPut(h, payload)
 	if ok {
 		d.rouse(p)
 	}
