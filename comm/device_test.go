@@ -218,3 +218,59 @@ func TestDeviceFailureNote(t *testing.T) {
 	// A rank's error on a world without other processes tells nobody.
 	w.NotifyFailure(0, "x", time.Second)
 }
+
+// incoming is a device's message whose payload lives in memory the
+// device reuses once Arrive returns (a ring's record, a receive slot): it
+// counts how the engine pulled it.
+type incoming struct {
+	b                []byte
+	pulls, arrivings int
+}
+
+func (m *incoming) Pull(dst []byte) error         { m.pulls++; copy(dst, m.b); return nil }
+func (m *incoming) PullArriving(dst []byte) error { m.arrivings++; copy(dst, m.b); return nil }
+
+// An eager message that no receive waits for is copied before Arrive
+// returns (kept false), so that the device may reuse its memory at once
+// and need not allocate a copy of its own; a rendezvous is kept. Small
+// and large eager payloads, and an empty one, reach their receives
+// intact after the device's memory was overwritten.
+func TestDeviceEagerArrivalCopied(t *testing.T) {
+	d := &engineOf{}
+	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sizes := []int{8, 64, 65, 4 << 10, 0}
+	for i, n := range sizes {
+		m := &incoming{b: payload(n, uint64(i+1))}
+		kept, err := d.e.Arrive(1, 0, device.Envelope{Context: comm.WorldContext, Tag: i, Len: n}, m)
+		if err != nil || kept || m.arrivings != 1 || m.pulls != 0 {
+			t.Fatalf("eager arrival of %d bytes: kept %v, %v, pulled %d inside Arrive and %d after", n, kept, err, m.arrivings, m.pulls)
+		}
+		for j := range m.b {
+			m.b[j] = 0xee // the device reuses its memory
+		}
+	}
+	rv := &incoming{b: payload(1<<20, 9)}
+	if kept, err := d.e.Arrive(1, 0, device.Envelope{Context: comm.WorldContext, Tag: 9, Len: 1 << 20, Rendezvous: true}, rv); err != nil || !kept || rv.arrivings+rv.pulls != 0 {
+		t.Fatalf("rendezvous arrival: kept %v, %v, pulled %d+%d", kept, err, rv.arrivings, rv.pulls)
+	}
+	c := w.Comm(0)
+	for i, n := range sizes {
+		buf := make([]byte, n)
+		st, err := c.Recv(buf, comm.Byte, 1, i)
+		if err != nil || st.Count != n || n >= 8 && val(buf) != uint64(i+1) {
+			t.Errorf("message %d of %d bytes: %v, %v, %v", i, n, st, err, buf[:min(n, 8)])
+		}
+		if n > 8 && buf[n-1] == 0xee {
+			t.Errorf("message %d of %d bytes: its tail is the device's reused memory", i, n)
+		}
+	}
+	buf := make([]byte, 1<<20)
+	if st, err := c.Recv(buf, comm.Byte, 1, 9); err != nil || st.Count != 1<<20 || val(buf) != 9 || rv.pulls != 1 {
+		t.Errorf("rendezvous: %v, %v, %d pulls", st, err, rv.pulls)
+	}
+	w.RankDone(0)
+}

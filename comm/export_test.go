@@ -10,6 +10,10 @@ import (
 // ranks share between two goroutines (comm/internal/engine/copyin.go).
 const ShareLimit = engine.ShareLimit
 
+// WorldContext is the world communicator's point-to-point context, as
+// a device's envelopes carry it.
+const WorldContext = worldContext
+
 // Buffered returns how many bytes of eager messages from rank src of c
 // wait at c's rank, not received yet, as the pair's eager buffer counts
 // them (comm/internal/engine/protocol.go).

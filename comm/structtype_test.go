@@ -260,7 +260,7 @@ func TestStructTypeRegisteredAfterArrival(t *testing.T) {
 	fp := comm.FingerprintOf(reflect.TypeFor[late]())
 	for i, f := range []uint32{fp, fp ^ 0x5a5a5a5a} {
 		env := device.Envelope{Context: d.env.Context, Source: 1, Type: 16, Fingerprint: f, Len: 32, Tag: i}
-		if kept, err := d.e.Arrive(1, 0, env, device.Bytes(payload(32, uint64(i)))); !kept || err != nil {
+		if kept, err := d.e.Arrive(1, 0, env, device.Bytes(payload(32, uint64(i)))); kept || err != nil { // copied: eager
 			t.Fatalf("arrival %d: kept %v, %v", i, kept, err)
 		}
 	}

@@ -38,11 +38,12 @@ type Engine interface {
 	// of this process would be. Calls for one (src, dst) pair must come in
 	// the order src sent the messages (non-overtaking).
 	//
-	// When a receive posted earlier matches m and m is not a rendezvous,
-	// the engine pulls m before Arrive returns, on the caller's goroutine
-	// ([Incoming.PullArriving]); a rendezvous that matches is pulled on a
-	// goroutine of the engine's, or started ([Starter]). Otherwise m is
-	// kept (kept true): the receive that matches it later calls
+	// When m is not a rendezvous, the engine pulls it before Arrive
+	// returns, on the caller's goroutine ([Incoming.PullArriving]): into
+	// the receive posted earlier that matches it, or else into an eager
+	// copy of the engine's. A rendezvous that matches is pulled on a
+	// goroutine of the engine's, or started ([Starter]); one that does not
+	// is kept (kept true): the receive that matches it later calls
 	// [Incoming.Pull] (or Start), from another goroutine, possibly before
 	// Arrive returns, and the device must keep the payload until then.
 	//
@@ -107,10 +108,10 @@ type Incoming interface {
 	// cannot come.
 	Pull(dst []byte) error
 	// PullArriving is Pull from inside Arrive, on the goroutine that
-	// called it, for a message that is not a rendezvous and that a
-	// posted receive matched on arrival: a socket device reads the
-	// payload straight into dst; a device whose payload sits in a buffer
-	// it owns copies it.
+	// called it, for a message that is not a rendezvous (into the
+	// posted receive that matched it on arrival, or into the engine's
+	// eager copy): a socket device reads the payload straight into dst; a
+	// device whose payload sits in a buffer it owns copies it.
 	PullArriving(dst []byte) error
 }
 

@@ -245,7 +245,7 @@ func (in *inbox) matchLocked(p *pair, m *msg, s *Request, withAny bool) (*Reques
 		p.posted.take(r, i)
 		return r, nil
 	}
-	eager := m.sreq == nil && !m.owned && (m.local || m.remote == nil) // to be copied here
+	eager := m.sreq == nil && !m.owned && (m.local || m.arriving || m.remote == nil) // to be copied here
 	if eager && s != nil && p.unexp.bytes+int64(m.len())+msgCost > in.ep.w.eagerBuffer {
 		if s == eagerOnly {
 			return nil, errNoRoom // sendEager: the caller sends through a request
@@ -260,7 +260,7 @@ func (in *inbox) matchLocked(p *pair, m *msg, s *Request, withAny bool) (*Reques
 		q.seq = in.seq.Add(1)
 	}
 	if eager {
-		if q.local {
+		if q.local || q.arriving {
 			if err := q.eagerPull(in.ep.w.pool); err != nil {
 				freeMsg(q)
 				return nil, err

@@ -83,12 +83,14 @@ func (m *msg) eagerCopy(pool *buffer.Pool, data []byte) {
 }
 
 // eagerPull makes m.data a copy of the payload of its local Source (a
-// SendFrom below the eager limit that found no receive) in a block of pool,
-// and forgets the Source: the sender does not wait for the receive.
+// SendFrom below the eager limit that found no receive) or of its
+// device's eager message (arriving: inside Engine.Arrive) in a block of
+// pool, and forgets the Source: neither the sender nor the device holds
+// the payload for the receive.
 func (m *msg) eagerPull(pool *buffer.Pool) error {
-	src := m.remote
-	m.remote, m.local = nil, false
-	return src.Pull(m.eagerBlock(pool, m.size))
+	err := m.pull(m.eagerBlock(pool, m.size))
+	m.remote, m.local, m.arriving = nil, false, false
+	return err
 }
 
 // eagerBlock makes m.data n bytes of a block of pool (nil when n is 0,

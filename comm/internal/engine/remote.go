@@ -95,15 +95,19 @@ func (e *engine) Arrive(src, dst int, env device.Envelope, m device.Incoming) (b
 	var mm msg
 	mm.ctx, mm.src, mm.tag, mm.typ, mm.fp = env.Context, env.Source, env.Tag, typ, env.Fingerprint
 	mm.remote, mm.size, mm.rdv = m, env.Len, env.Rendezvous
+	// An eager message is pulled before Arrive returns: into the
+	// receive that matches it, or else into an eager copy (the world's
+	// pool, or the queued message's own array) that the device need not
+	// keep for it. Only a rendezvous stays with its device.
+	mm.arriving = !env.Rendezvous
 	in := &w.eps[dst].inbox
 	rr, err := in.arrive(in.pairOf(src), &mm, nil)
 	switch {
 	case err != nil:
 		return false, err
 	case rr == nil:
-		return true, nil
+		return env.Rendezvous, nil // queued: kept, or copied (eagerPull)
 	case !env.Rendezvous:
-		mm.arriving = true
 		take(rr, &mm, 0)
 		return false, nil
 	case w.start(rr, &mm):
