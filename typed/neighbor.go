@@ -94,10 +94,11 @@ func IneighborAlltoallv[T any](t comm.Topology, send []T, scounts, sdispls []int
 }
 
 // The persistent forms (MPI_Neighbor_allgather_init and kin) check
-// their arguments and derive their private context once; each start runs
-// the exchange (comm.Comm.GoInit), allocating nothing but what the
-// exchange's requests need (with bad buffers, counts or displacements,
-// each start exchanges empty blocks and fails, as above).
+// their arguments, derive their private context and make a persistent
+// receive per in-neighbor and send per out-neighbor once; each start
+// (comm.Comm.GoInit) starts them and waits for them, allocating nothing
+// (with bad buffers, counts or displacements, each start exchanges empty
+// blocks and fails, as above).
 
 // NeighborAllgatherInit plans a persistent NeighborAllgather.
 func NeighborAllgatherInit[T any](t comm.Topology, send, recv []T) (*comm.Request, error) {
@@ -160,13 +161,21 @@ func (p *neighborPlan[T]) start() (*comm.Request, error) {
 	return p.nc.Go(q.run)
 }
 
-// init plans the exchange on a private context, run at each start.
+// init plans the exchange on a private context, run at each start: on
+// requests made once (persistentExchange), where the arguments are good.
 func (p *neighborPlan[T]) init() (*comm.Request, error) {
 	q, err := p.private(p.what + " init")
 	if err != nil {
 		return nil, err
 	}
-	return p.nc.GoInit(q.run)
+	if q.err != nil {
+		return p.nc.GoInit(q.run)
+	}
+	x, err := q.persistent()
+	if err != nil {
+		return nil, err
+	}
+	return p.nc.GoInit(x.run)
 }
 
 // private returns the plan on a context of its own (the neighbourhood
@@ -336,6 +345,14 @@ func exchange[T any](c *Comm[T], in, out []comm.Neighbor, recvAt, sendAt func(in
 			sends = append(sends, r)
 		}
 	}
+	return settle(recvs, want, sends, startErr)
+}
+
+// settle waits for an exchange's receives recvs (of want elements each)
+// and sends, all started; startErr, when not nil, is why the exchange
+// could not start the rest: the receives are cancelled first (one that
+// matched already completes as usual). It returns the first error.
+func settle(recvs []*comm.Request, want []int, sends []*comm.Request, startErr error) error {
 	if startErr != nil {
 		for _, r := range recvs {
 			r.Cancel() // a receive that matched already completes as usual
@@ -355,4 +372,70 @@ func exchange[T any](c *Comm[T], in, out []comm.Neighbor, recvAt, sendAt func(in
 		first = err
 	}
 	return first
+}
+
+// persistentExchange is exchange planned once (a persistent
+// neighbourhood collective with good arguments): a persistent receive
+// per in-neighbor and send per out-neighbor, made at init, which every
+// start starts (receives first) and waits for, allocating nothing.
+type persistentExchange struct {
+	what         string
+	recvs, sends []*comm.Request
+	want         []int
+}
+
+// persistent returns p's exchange planned once, on p's communicator.
+func (p *neighborPlan[T]) persistent() (*persistentExchange, error) {
+	c := Of[T](p.nc)
+	x := &persistentExchange{what: p.what}
+	for j, nb := range p.in {
+		if nb.Rank == comm.ProcNull {
+			continue
+		}
+		b := p.recvAt(j)
+		r, err := c.RecvInit(b, nb.Rank, nb.Tag)
+		if err != nil {
+			return nil, fmt.Errorf("typed: %s: %w", p.what, err)
+		}
+		x.recvs, x.want = append(x.recvs, r), append(x.want, len(b))
+	}
+	for i, nb := range p.out {
+		if nb.Rank == comm.ProcNull {
+			continue
+		}
+		r, err := c.SendInit(p.sendAt(i), nb.Rank, nb.Tag)
+		if err != nil {
+			return nil, fmt.Errorf("typed: %s: %w", p.what, err)
+		}
+		x.sends = append(x.sends, r)
+	}
+	return x, nil
+}
+
+// run is one start: as exchange, on the requests made once. A request
+// that cannot start (the run aborted, the communicator was freed)
+// completes with its error, inactive; the ones started before it are
+// settled, so that every request is inactive for the next start.
+func (x *persistentExchange) run() error {
+	var startErr error
+	recvs, sends := x.recvs, x.sends[:0]
+	for j, r := range x.recvs {
+		if err := r.Start(); err != nil {
+			startErr, recvs = err, x.recvs[:j]
+			break
+		}
+	}
+	if startErr == nil {
+		sends = x.sends
+		for i, r := range x.sends {
+			if err := r.Start(); err != nil {
+				startErr, sends = err, x.sends[:i]
+				break
+			}
+		}
+	}
+	if err := settle(recvs, x.want, sends, startErr); err != nil {
+		return fmt.Errorf("typed: %s: %w", x.what, err)
+	}
+	return nil
 }
