@@ -182,7 +182,9 @@ func (c *Comm) AllgatherInit(send, recv []byte, t Type) (*Request, error) {
 		return nil, err
 	}
 	call := c.allgatherCall("allgather_init", send, recv, t)
-	return c.collInit("allgather_init", &call, func(p *Comm) error { return p.Allgather(send, recv, t) })
+	return c.collInit("allgather_init", &call, replayed(coll.Allgather, 0, coll.Auto,
+		func(p *Comm) error { return p.Allgather(send, recv, t) },
+		func(p *Comm) *replay { return p.allgatherReplay(send, recv, t) }))
 }
 
 // AlltoallInit plans an Alltoall (see [Comm.Alltoall]).
@@ -191,7 +193,9 @@ func (c *Comm) AlltoallInit(send, recv []byte, t Type) (*Request, error) {
 		return nil, err
 	}
 	call := c.alltoallCall("alltoall_init", send, recv, t)
-	return c.collInit("alltoall_init", &call, func(p *Comm) error { return p.Alltoall(send, recv, t) })
+	return c.collInit("alltoall_init", &call, replayed(coll.Alltoall, len(send)/max(c.size, 1), coll.Pairwise,
+		func(p *Comm) error { return p.Alltoall(send, recv, t) },
+		func(p *Comm) *replay { return p.alltoallReplay(send, recv, t) }))
 }
 
 // collInit makes the plan of a persistent collective that runs run on its

@@ -9,7 +9,8 @@ import (
 // A persistent collective whose starts run an algorithm of fixed
 // exchanges (recursive doubling's Allreduce of short vectors on a
 // power-of-two number of members, the dissemination Barrier, the
-// binomial Bcast of short buffers and Reduce) replays
+// binomial Bcast of short buffers and Reduce, the pairwise Alltoall, the
+// ring's and Bruck's Allgather) replays
 // them with point-to-point requests made once, the way MPI's persistent
 // collectives run a schedule planned at init (coll's *Schedule
 // functions say what the algorithms exchange): each start posts the
@@ -61,11 +62,15 @@ type replayStep struct {
 
 // replays reports whether the starts of a plan on c (its private
 // communicator, of the collective k of n bytes) may replay the
-// algorithm alg once a start succeeded: c picks alg, its members agreed,
-// they do not all share this process, and nothing records the run.
+// algorithm alg once a start succeeded: c picks alg (or any, for
+// coll.Auto: the replay's maker picks), its members agreed, they do not
+// all share this process, and nothing records the run.
 func (c *Comm) replays(k coll.Collective, n int, alg coll.Algorithm) bool {
 	st := c.state()
-	return c.size > 1 && c.ct == nil && st.agreed && !st.shared && c.pick(k, coll.Plain, n) == alg
+	if c.size < 2 || c.ct != nil || !st.agreed || st.shared {
+		return false
+	}
+	return alg == coll.Auto || c.pick(k, coll.Plain, n) == alg
 }
 
 // replayed is a plan's run (run, the collective k of n bytes on the
@@ -281,6 +286,79 @@ func (c *Comm) reduceReplay(send, recv []byte, t Type, op Op, root int) *replay 
 	}
 	if !same(acc, send) {
 		d.before = func() { copy(acc, send) }
+	}
+	return d
+}
+
+// alltoallReplay is the replay of c's pairwise Alltoall of send into recv
+// (c: a persistent Alltoall's private communicator), or nil. In place,
+// the sends read a copy taken at each start, as the algorithm's do.
+func (c *Comm) alltoallReplay(send, recv []byte, t Type) *replay {
+	to, from, ok := coll.PairwiseSchedule(c.rank, c.size)
+	if !ok {
+		return nil
+	}
+	me, k := c.rank, len(send)/c.size
+	block := func(b []byte, i int) []byte { return b[i*k : (i+1)*k] }
+	d := c.newReplay("alltoall", t)
+	out := send
+	if same(send, recv) {
+		out = alignedBytes(len(send))
+		d.before = func() { copy(out, send) }
+	} else {
+		d.before = func() { copy(block(recv, me), block(send, me)) }
+	}
+	for i := range to {
+		if !d.step(coll.TagPairwise, to[i], block(out, to[i]), from[i], block(recv, from[i]), nil) {
+			return nil
+		}
+	}
+	return d
+}
+
+// allgatherReplay is the replay of c's Allgather of send into recv (c: a
+// persistent Allgather's private communicator) by the algorithm c picks,
+// the ring or Bruck's, or nil.
+func (c *Comm) allgatherReplay(send, recv []byte, t Type) *replay {
+	send, inPlace, _ := c.allgatherArgs("allgather", send, recv, t)
+	n, me, k := c.size, c.rank, len(send)
+	block := func(b []byte, i, m int) []byte { return b[i*k : (i+m)*k] }
+	d := c.newReplay("allgather", t)
+	switch c.pick(coll.Allgather, coll.Plain, k) {
+	case coll.Ring:
+		right, left, sb, rb, ok := coll.RingAllgatherSchedule(me, n)
+		if !ok {
+			return nil
+		}
+		if !inPlace {
+			d.before = func() { copy(block(recv, me, 1), send) }
+		}
+		for s := range sb {
+			if !d.step(coll.TagAllgatherRing, right, block(recv, sb[s], 1), left, block(recv, rb[s], 1), nil) {
+				return nil
+			}
+		}
+	case coll.Bruck:
+		to, from, at, count, ok := coll.BruckAllgatherSchedule(me, n)
+		if !ok {
+			return nil
+		}
+		tmp := alignedBytes(n * k) // block i: rank me+i's
+		d.before = func() { copy(tmp, send) }
+		for s := range to {
+			var rotate func([]byte)
+			if s == len(to)-1 {
+				rotate = func([]byte) {
+					copy(recv[me*k:n*k], tmp[:(n-me)*k])
+					copy(recv[:me*k], tmp[(n-me)*k:n*k])
+				}
+			}
+			if !d.step(coll.TagAllgatherBruck, to[s], block(tmp, 0, count[s]), from[s], block(tmp, at[s], count[s]), rotate) {
+				return nil
+			}
+		}
+	default:
+		return nil
 	}
 	return d
 }

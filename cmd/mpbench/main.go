@@ -3,8 +3,9 @@
 // osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_bcast, osu_reduce,
 // osu_allreduce, osu_allgather, osu_alltoall, osu_barrier, and the
 // persistent osu_bcast_persistent, osu_reduce_persistent,
-// osu_allreduce_persistent and osu_barrier_persistent) and of IMB-MPI1 (PingPong, PingPing, Sendrecv,
-// Exchange) — and prints beside every figure the baselines it is judged
+// osu_allreduce_persistent, osu_allgather_persistent,
+// osu_alltoall_persistent and osu_barrier_persistent) and of IMB-MPI1
+// (PingPong, PingPing, Sendrecv, Exchange) — and prints beside every figure the baselines it is judged
 // against, measured in the same run.
 //
 // # Usage
@@ -13,8 +14,8 @@
 //
 // BENCHMARK is one of latency, bw, bibw, mbw_mr, multi_lat, bcast,
 // bcast_persistent, reduce, reduce_persistent, allreduce,
-// allreduce_persistent, allgather, alltoall, barrier, barrier_persistent,
-// pingpong, pingping, sendrecv, exchange, or all. For example:
+// allreduce_persistent, allgather, allgather_persistent, alltoall,
+// alltoall_persistent, barrier, barrier_persistent, pingpong, pingping, sendrecv, exchange, or all. For example:
 //
 //	go run ./cmd/mpbench latency
 //	go run ./cmd/mpbench bw --vs-mpi --plot bw.svg

@@ -115,6 +115,21 @@ func osuAlltoall(e *env, p iterPlan) (sample, error) {
 	return timeCalls(e, p, true, func() error { return e.bytes.Alltoall(s, r) })
 }
 
+// osuAllgatherPersistent is osu_allgather_persistent (OSU 7.4): an
+// Allgather planned once per size (MPI_Allgather_init).
+func osuAllgatherPersistent(e *env, p iterPlan) (sample, error) {
+	r, err := e.bytes.AllgatherInit(e.sbuf[:p.Size], e.rbuf[:p.Size*e.w.Size()])
+	return timeStarts(e, p, true, r, err)
+}
+
+// osuAlltoallPersistent is osu_alltoall_persistent (OSU 7.4): an
+// Alltoall planned once per size (MPI_Alltoall_init).
+func osuAlltoallPersistent(e *env, p iterPlan) (sample, error) {
+	n := p.Size * e.w.Size()
+	r, err := e.bytes.AlltoallInit(e.sbuf[:n], e.rbuf[:n])
+	return timeStarts(e, p, true, r, err)
+}
+
 func osuBarrier(e *env, p iterPlan) (sample, error) {
 	return timeCalls(e, p, false, e.w.Barrier)
 }

@@ -200,7 +200,7 @@ static void multi_lat(const struct plan *p, double *f)
 
 /* ---- OSU collectives: each call timed, a barrier between calls ---- */
 
-enum coll { BCAST, BCAST_PERSISTENT, REDUCE, REDUCE_PERSISTENT, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLTOALL, BARRIER, BARRIER_PERSISTENT };
+enum coll { BCAST, BCAST_PERSISTENT, REDUCE, REDUCE_PERSISTENT, ALLREDUCE, ALLREDUCE_PERSISTENT, ALLGATHER, ALLGATHER_PERSISTENT, ALLTOALL, ALLTOALL_PERSISTENT, BARRIER, BARRIER_PERSISTENT };
 
 static void collective(enum coll op, const struct plan *p, double *f)
 {
@@ -215,6 +215,10 @@ static void collective(enum coll op, const struct plan *p, double *f)
         MPI_Bcast_init(sbuf, p->size, MPI_CHAR, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     else if (op == REDUCE_PERSISTENT)
         MPI_Reduce_init(fsend, frecv, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    else if (op == ALLGATHER_PERSISTENT)
+        MPI_Allgather_init(sbuf, p->size, MPI_CHAR, rbuf, p->size, MPI_CHAR, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    else if (op == ALLTOALL_PERSISTENT)
+        MPI_Alltoall_init(sbuf, p->size, MPI_CHAR, rbuf, p->size, MPI_CHAR, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     for (i = 0; i < p->iters + p->skip; i++) {
         t0 = MPI_Wtime();
         switch (op) {
@@ -231,6 +235,8 @@ static void collective(enum coll op, const struct plan *p, double *f)
         case BARRIER_PERSISTENT:
         case BCAST_PERSISTENT:
         case REDUCE_PERSISTENT:
+        case ALLGATHER_PERSISTENT:
+        case ALLTOALL_PERSISTENT:
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
             break;
@@ -426,8 +432,12 @@ static void run(const char *bench, const struct plan *p, double *f)
         collective(ALLREDUCE_PERSISTENT, p, f);
     else if (!strcmp(bench, "allgather"))
         collective(ALLGATHER, p, f);
+    else if (!strcmp(bench, "allgather_persistent"))
+        collective(ALLGATHER_PERSISTENT, p, f);
     else if (!strcmp(bench, "alltoall"))
         collective(ALLTOALL, p, f);
+    else if (!strcmp(bench, "alltoall_persistent"))
+        collective(ALLTOALL_PERSISTENT, p, f);
     else if (!strcmp(bench, "barrier"))
         collective(BARRIER, p, f);
     else if (!strcmp(bench, "barrier_persistent"))
@@ -489,9 +499,9 @@ int main(int argc, char **argv)
      * receive blocks for Exchange, at least the 4-byte ack. */
     {
         size_t s = maxsize < 4 ? 4 : maxsize, r = s;
-        if (!strcmp(bench, "alltoall"))
+        if (!strcmp(bench, "alltoall") || !strcmp(bench, "alltoall_persistent"))
             s *= nranks, r *= nranks;
-        else if (!strcmp(bench, "allgather"))
+        else if (!strcmp(bench, "allgather") || !strcmp(bench, "allgather_persistent"))
             r *= nranks;
         else if (!strcmp(bench, "exchange"))
             r *= 2;

@@ -650,6 +650,9 @@ func PersistentCollectives(w *comm.Comm) error {
 		if err := bc.Free(); err != nil {
 			return err
 		}
+		if err := persistentGathers(c); err != nil {
+			return err
+		}
 		// A persistent Barrier: no member's start completes before the
 		// last member started (rank 0, late at every start). The times
 		// are the host's wall clock, one for all its processes, so that
@@ -681,6 +684,79 @@ func PersistentCollectives(w *comm.Comm) error {
 		}
 		if err := b.Free(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// persistentGathers runs persistent Allgathers (blocks of 8 bytes and of
+// 24 KiB: Bruck's and the ring, between processes) and Alltoalls (16
+// bytes and 4 KiB a block), in place and not, 6 starts each with new
+// blocks, and checks every block.
+func persistentGathers(c *comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	for _, k := range []int{8, 24 << 10} {
+		for _, inPlace := range []bool{false, true} {
+			send, recv := make([]byte, k), make([]byte, n*k)
+			if inPlace {
+				send = recv
+			}
+			r, err := c.AllgatherInit(send, recv, comm.Byte)
+			if err != nil {
+				return err
+			}
+			for s := range 6 {
+				copy(recv[me*k:], payload(k, uint64(me*100+s)))
+				if !inPlace {
+					copy(send, payload(k, uint64(me*100+s)))
+				}
+				if err := r.Start(); err != nil {
+					return fmt.Errorf("allgather start %d: %w", s, err)
+				}
+				if _, err := r.Wait(); err != nil {
+					return fmt.Errorf("allgather start %d of %d ranks, %d bytes: %w", s, n, k, err)
+				}
+				for i := range n {
+					if err := check(recv[i*k:], k, uint64(i*100+s)); err != nil {
+						return fmt.Errorf("allgather start %d of %d ranks (in place %v), block %d of %d bytes: %w", s, n, inPlace, i, k, err)
+					}
+				}
+			}
+			if err := r.Free(); err != nil {
+				return err
+			}
+		}
+	}
+	// Block j of rank i at start s carries i*10000+j*100+s.
+	for _, k := range []int{16, 4 << 10} {
+		for _, inPlace := range []bool{false, true} {
+			send, recv := make([]byte, n*k), make([]byte, n*k)
+			if inPlace {
+				send = recv
+			}
+			r, err := c.AlltoallInit(send, recv, comm.Byte)
+			if err != nil {
+				return err
+			}
+			for s := range 6 {
+				for j := range n {
+					copy(send[j*k:], payload(k, uint64(me*10000+j*100+s)))
+				}
+				if err := r.Start(); err != nil {
+					return fmt.Errorf("alltoall start %d: %w", s, err)
+				}
+				if _, err := r.Wait(); err != nil {
+					return fmt.Errorf("alltoall start %d of %d ranks, %d bytes: %w", s, n, k, err)
+				}
+				for i := range n {
+					if err := check(recv[i*k:], k, uint64(i*10000+me*100+s)); err != nil {
+						return fmt.Errorf("alltoall start %d of %d ranks (in place %v), block from %d of %d bytes: %w", s, n, inPlace, i, k, err)
+					}
+				}
+			}
+			if err := r.Free(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -4,13 +4,17 @@ package coll
 // describe: recursive doubling's (an Allreduce of short vectors on a
 // power-of-two number of ranks), the dissemination barrier's, the
 // binomial broadcast's and the binomial reduction's (whose result goes
-// from rank 0 to a root other than 0 with TagReduceHop).
+// from rank 0 to a root other than 0 with TagReduceHop), the pairwise
+// Alltoall's, and the ring's and Bruck's Allgather.
 const (
 	TagRecursiveDoubling = tagRedRD
 	TagDissemination     = tagDissem
 	TagBinomialBcast     = tagBcastBinom
 	TagBinomialReduce    = tagReduceBinom
 	TagReduceHop         = tagReduceHop
+	TagPairwise          = tagA2APair
+	TagAllgatherRing     = tagAllgRing
+	TagAllgatherBruck    = tagAllgBruck
 )
 
 // RecursiveDoublingSchedule is what recursive doubling's Allreduce does on
@@ -106,4 +110,60 @@ func BinomialReduceSchedule(rank, size, root int) (children []int, parent, hopTo
 		}
 	}
 	return children, parent, hopTo, hopFrom, true
+}
+
+// PairwiseSchedule is what the pairwise Alltoall does on rank of size
+// ranks, as steps to replay (see RecursiveDoublingSchedule): at step k
+// the rank sends its block for to[k] to it and receives from[k]'s block
+// for it, both with tag TagPairwise. The sources of the steps are all
+// different. ok is false where there is nothing to exchange.
+func PairwiseSchedule(rank, size int) (to, from []int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size {
+		return nil, nil, false
+	}
+	for i := 1; i < size; i++ {
+		to = append(to, (rank+i)%size)
+		from = append(from, (rank-i+size)%size)
+	}
+	return to, from, true
+}
+
+// RingAllgatherSchedule is what the ring Allgather does on rank of size
+// ranks, as steps to replay (see RecursiveDoublingSchedule): at step k
+// the rank sends block sendBlock[k] of its result to right and receives
+// block recvBlock[k] from left, both with tag TagAllgatherRing; the block
+// it sends at a step after the first is the one it received at the step
+// before. ok is false where there is nothing to exchange.
+func RingAllgatherSchedule(rank, size int) (right, left int, sendBlock, recvBlock []int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size {
+		return -1, -1, nil, nil, false
+	}
+	for s := 0; s < size-1; s++ {
+		sendBlock = append(sendBlock, (rank-s+size)%size)
+		recvBlock = append(recvBlock, (rank-s-1+size)%size)
+	}
+	return (rank + 1) % size, (rank - 1 + size) % size, sendBlock, recvBlock, true
+}
+
+// BruckAllgatherSchedule is what Bruck's Allgather does on rank of size
+// ranks, as steps to replay (see RecursiveDoublingSchedule), in a buffer
+// of size blocks whose block i is, at the end, rank+i's (the caller's
+// own block first): at step k the rank sends the buffer's first count[k]
+// blocks to to[k] and receives count[k] blocks from from[k] into the
+// buffer from block at[k] on, both with tag TagAllgatherBruck. A step
+// receives past every block an earlier or the same step sends, so every
+// receive may be posted at once. ok is false where there is nothing to
+// exchange.
+func BruckAllgatherSchedule(rank, size int) (to, from, at, count []int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size {
+		return nil, nil, nil, nil, false
+	}
+	have := 1
+	for p := 1; p < size; p <<= 1 {
+		c := min(p, size-have)
+		to, from = append(to, (rank-p+size)%size), append(from, (rank+p)%size)
+		at, count = append(at, have), append(count, c)
+		have += c
+	}
+	return to, from, at, count, true
 }

@@ -249,3 +249,139 @@ func TestBinomialReduceSchedule(t *testing.T) {
 		}
 	}
 }
+
+// sendrecvs returns the exchanges of log, each of which must be a
+// Sendrecv with tag.
+func sendrecvs(t *testing.T, r int, log []exchange, tag int) (to, from []int) {
+	t.Helper()
+	for _, e := range log {
+		if e.tag != tag || e.dst < 0 || e.src < 0 {
+			t.Errorf("rank %d: exchange %+v, want a Sendrecv with tag %d", r, e, tag)
+		}
+		to, from = append(to, e.dst), append(from, e.src)
+	}
+	return to, from
+}
+
+// TestPairwiseSchedule: the schedule is the exchanges the pairwise
+// Alltoall makes, in its order, and its sources differ.
+func TestPairwiseSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		const k = 4
+		off, cnt := make([]int, n), make([]int, n)
+		for i := range off {
+			off[i], cnt[i] = i*k, k
+		}
+		peers := recorded(t, n, nil, func(x *Call, r int) {
+			x.AlltoallPairwise(make([]byte, n*k), off, cnt, make([]byte, n*k), off, cnt)
+		})
+		for r := range n {
+			to, from, ok := PairwiseSchedule(r, n)
+			if !ok {
+				t.Fatalf("rank %d of %d: no schedule", r, n)
+			}
+			gotTo, gotFrom := sendrecvs(t, r, peers[r].log, TagPairwise)
+			if !slices.Equal(gotTo, to) || !slices.Equal(gotFrom, from) {
+				t.Errorf("%d ranks, rank %d: exchanged %v <- %v, schedule says %v <- %v", n, r, gotTo, gotFrom, to, from)
+			}
+			if s := slices.Sorted(slices.Values(from)); len(slices.Compact(s)) != len(from) || slices.Contains(from, r) {
+				t.Errorf("%d ranks, rank %d: sources %v", n, r, from)
+			}
+		}
+	}
+}
+
+// TestRingAllgatherSchedule: the schedule is the exchanges the ring
+// Allgather makes, in its order; replayed, each rank receives from its
+// left the block its left sends at that step, and ends with every block.
+func TestRingAllgatherSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		const k = 4
+		off, cnt := make([]int, n), make([]int, n)
+		for i := range off {
+			off[i], cnt[i] = i*k, k
+		}
+		peers := recorded(t, n, nil, func(x *Call, r int) { x.AllgatherRing(make([]byte, n*k), off, cnt) })
+		have := make([][]bool, n)
+		for r := range n {
+			have[r] = make([]bool, n)
+			have[r][r] = true
+		}
+		for r := range n {
+			right, left, sb, rb, ok := RingAllgatherSchedule(r, n)
+			if !ok {
+				t.Fatalf("rank %d of %d: no schedule", r, n)
+			}
+			gotTo, gotFrom := sendrecvs(t, r, peers[r].log, TagAllgatherRing)
+			if len(gotTo) != n-1 || len(sb) != n-1 || len(rb) != n-1 {
+				t.Fatalf("%d ranks, rank %d: %d exchanges, schedule %d", n, r, len(gotTo), len(sb))
+			}
+			for s := range gotTo {
+				if gotTo[s] != right || gotFrom[s] != left {
+					t.Errorf("%d ranks, rank %d step %d: %d <- %d, schedule %d <- %d", n, r, s, gotTo[s], gotFrom[s], right, left)
+				}
+				_, _, lsb, _, _ := RingAllgatherSchedule(left, n)
+				if lsb[s] != rb[s] {
+					t.Errorf("%d ranks, rank %d step %d: receives block %d, its left sends %d", n, r, s, rb[s], lsb[s])
+				}
+				if s > 0 && sb[s] != rb[s-1] {
+					t.Errorf("%d ranks, rank %d step %d: sends block %d, received %d the step before", n, r, s, sb[s], rb[s-1])
+				}
+				have[r][rb[s]] = true
+			}
+			if slices.Contains(have[r], false) {
+				t.Errorf("%d ranks, rank %d: blocks %v after the ring", n, r, have[r])
+			}
+		}
+	}
+}
+
+// TestBruckAllgatherSchedule: the schedule is the exchanges Bruck's
+// Allgather makes, in its order; replayed on a buffer of rank numbers,
+// block i of rank r's buffer ends as rank r+i's, and no step receives
+// into blocks that it or an earlier step sends.
+func TestBruckAllgatherSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		const k = 4
+		peers := recorded(t, n, nil, func(x *Call, r int) { x.AllgatherBruck(make([]byte, k), make([]byte, n*k), k) })
+		buf := make([][]int, n)
+		for r := range n {
+			buf[r] = make([]int, n)
+			buf[r][0] = r
+		}
+		steps := 0
+		for r := range n {
+			to, from, _, _, ok := BruckAllgatherSchedule(r, n)
+			if !ok {
+				t.Fatalf("rank %d of %d: no schedule", r, n)
+			}
+			gotTo, gotFrom := sendrecvs(t, r, peers[r].log, TagAllgatherBruck)
+			if !slices.Equal(gotTo, to) || !slices.Equal(gotFrom, from) {
+				t.Errorf("%d ranks, rank %d: exchanged %v <- %v, schedule says %v <- %v", n, r, gotTo, gotFrom, to, from)
+			}
+			steps = len(to)
+		}
+		for s := range steps {
+			next := make([][]int, n)
+			for r := range n {
+				_, from, at, count, _ := BruckAllgatherSchedule(r, n)
+				next[r] = slices.Clone(buf[r])
+				copy(next[r][at[s]:at[s]+count[s]], buf[from[s]][:count[s]])
+				for q := 0; q <= s; q++ {
+					if _, _, _, c, _ := BruckAllgatherSchedule(r, n); at[s] < c[q] {
+						t.Errorf("%d ranks, rank %d: step %d receives at block %d, step %d sends %d blocks", n, r, s, at[s], q, c[q])
+					}
+				}
+			}
+			buf = next
+		}
+		for r := range n {
+			for i := range n {
+				if buf[r][i] != (r+i)%n {
+					t.Errorf("%d ranks, rank %d: replayed buffer %v", n, r, buf[r])
+					break
+				}
+			}
+		}
+	}
+}
