@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/mpgo/mpgo/comm/device"
 )
@@ -37,15 +38,48 @@ func (ep *Endpoint) sendRemote(r *Request) error {
 	}
 	held := (r.remote.Load()>>1+1)<<1 | 1 // a new generation, held by the device
 	r.remote.Store(held)
-	err = ep.w.dev.Send(ep.rank, r.peer, env, r.buf, func(err error) {
-		if r.remote.CompareAndSwap(held, held&^1) { // else a deadlock completed r
-			r.complete(Status{}, err)
-		}
-	})
+	d := sendDonePool.Get().(*sendDone)
+	d.r, d.held = r, held
+	err = ep.w.dev.Send(ep.rank, r.peer, env, r.buf, d.fn)
 	if err == nil {
 		ep.w.sent.Add(1) // for the detector across processes (distdeadlock.go)
+	} else {
+		d.r = nil // not taken: done is never called
+		sendDonePool.Put(d)
 	}
 	return err
+}
+
+// sendDone is the completion of one generation (held) of send r that a
+// device took (Device.Send): pooled, with its func value made once, so
+// that handing a send to the device allocates nothing (a closure over r
+// and held did, at every send). It holds its own generation: a device
+// that completes a send late, after a declared deadlock completed the
+// request and it was recycled, finds another one in r.
+type sendDone struct {
+	r    *Request
+	held uint32
+	fn   func(error)
+}
+
+var sendDonePool sync.Pool
+
+func init() {
+	sendDonePool.New = func() any { // set here: done refers to the pool
+		d := new(sendDone)
+		d.fn = d.done
+		return d
+	}
+}
+
+// done is the device's call, exactly once, for d's send.
+func (d *sendDone) done(err error) {
+	r, held := d.r, d.held
+	d.r = nil
+	sendDonePool.Put(d)
+	if r.remote.CompareAndSwap(held, held&^1) { // else a deadlock completed r
+		r.complete(Status{}, err)
+	}
 }
 
 // wireEnvelope is the envelope of a message of n bytes of type t from

@@ -56,6 +56,7 @@ type conn struct {
 	wmu  sync.Mutex // the writer role
 	hbuf []byte     // headers of the batch being written (under wmu)
 	iov  net.Buffers
+	wv   net.Buffers // what writeBuffers hands WriteTo, which consumes it (a local escaped: an allocation a write)
 
 	mu        sync.Mutex // guards everything below
 	nc        net.Conn   // nil while dialing
@@ -525,8 +526,9 @@ func (c *conn) writeOne(nc net.Conn, h *Header, payload []byte) error {
 
 // writeBuffers writes iov with one writev. wmu must be held.
 func (c *conn) writeBuffers(nc net.Conn, iov net.Buffers) error {
-	w := iov // WriteTo consumes the slice it is given
-	_, err := w.WriteTo(nc)
+	c.wv = iov // WriteTo consumes the slice it is given
+	_, err := c.wv.WriteTo(nc)
+	c.wv = nil
 	if err == nil {
 		c.writes.Add(1)
 	}
