@@ -31,6 +31,9 @@
 //	           TCP socket between the same processes (see bench.go)
 //	join       the semantics suite through mpgo.Join instead of Main; each
 //	           process prints "join: <error or ok>"
+//	allocs     every persistent collective started 1,000 times: each rank
+//	           fails if its process allocated for them (see allocs.go),
+//	           else prints "rank R: allocs: ok"
 //
 // Started without a launcher it runs -np goroutine ranks, like any Main.
 package main
@@ -206,6 +209,8 @@ func main() {
 			os.Exit(2)
 		}
 		fn = func(w *comm.Comm) error { return bench(w, sizes, *scale, *only) }
+	case "allocs":
+		fn = allocs
 	case "join":
 		err := mpgo.Join(devicetest.Semantics)
 		fmt.Printf("join: %v\n", or(err, "ok"))
