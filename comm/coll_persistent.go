@@ -193,7 +193,7 @@ func (c *Comm) AlltoallInit(send, recv []byte, t Type) (*Request, error) {
 		return nil, err
 	}
 	call := c.alltoallCall("alltoall_init", send, recv, t)
-	return c.collInit("alltoall_init", &call, replayed(coll.Alltoall, len(send)/max(c.size, 1), coll.Pairwise,
+	return c.collInit("alltoall_init", &call, replayed(coll.Alltoall, 0, coll.Auto,
 		func(p *Comm) error { return p.Alltoall(send, recv, t) },
 		func(p *Comm) *replay { return p.alltoallReplay(send, recv, t) }))
 }

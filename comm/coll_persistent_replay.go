@@ -9,8 +9,8 @@ import (
 // A persistent collective whose starts run an algorithm of fixed
 // exchanges (recursive doubling's Allreduce of short vectors on a
 // power-of-two number of members, the dissemination Barrier, the
-// binomial Bcast of short buffers and Reduce, the pairwise Alltoall, the
-// ring's and Bruck's Allgather) replays
+// binomial Bcast of short buffers and Reduce, the pairwise and Bruck's
+// Alltoall, the ring's and Bruck's Allgather) replays
 // them with point-to-point requests made once, the way MPI's persistent
 // collectives run a schedule planned at init (coll's *Schedule
 // functions say what the algorithms exchange): each start posts the
@@ -290,10 +290,22 @@ func (c *Comm) reduceReplay(send, recv []byte, t Type, op Op, root int) *replay 
 	return d
 }
 
-// alltoallReplay is the replay of c's pairwise Alltoall of send into recv
-// (c: a persistent Alltoall's private communicator), or nil. In place,
-// the sends read a copy taken at each start, as the algorithm's do.
+// alltoallReplay is the replay of c's Alltoall of send into recv (c: a
+// persistent Alltoall's private communicator) by the algorithm c picks,
+// pairwise or Bruck's, or nil.
 func (c *Comm) alltoallReplay(send, recv []byte, t Type) *replay {
+	switch c.pick(coll.Alltoall, coll.Plain, len(send)/c.size) {
+	case coll.Pairwise:
+		return c.pairwiseReplay(send, recv, t)
+	case coll.Bruck:
+		return c.bruckAlltoallReplay(send, recv, t)
+	}
+	return nil
+}
+
+// pairwiseReplay is the replay of the pairwise Alltoall. In place, the
+// sends read a copy taken at each start, as the algorithm's do.
+func (c *Comm) pairwiseReplay(send, recv []byte, t Type) *replay {
 	to, from, ok := coll.PairwiseSchedule(c.rank, c.size)
 	if !ok {
 		return nil
@@ -359,6 +371,52 @@ func (c *Comm) allgatherReplay(send, recv []byte, t Type) *replay {
 		}
 	default:
 		return nil
+	}
+	return d
+}
+
+// bruckAlltoallReplay is the replay of Bruck's Alltoall: each start
+// rotates send into a buffer and packs the first step's blocks; a step
+// sends what the step before packed, receives into a buffer of its own
+// (all posted at once), unpacks it and packs the next step's blocks
+// (its send waited for: the pack buffer is free), and the last step
+// puts the blocks in place.
+func (c *Comm) bruckAlltoallReplay(send, recv []byte, t Type) *replay {
+	to, from, blocks, ok := coll.BruckAlltoallSchedule(c.rank, c.size)
+	if !ok {
+		return nil
+	}
+	n, me, k := c.size, c.rank, len(send)/c.size
+	tmp, pack := alignedBytes(n*k), alignedBytes(n*k)
+	packFor := func(s int) {
+		for j, i := range blocks[s] {
+			copy(pack[j*k:(j+1)*k], tmp[i*k:(i+1)*k])
+		}
+	}
+	d := c.newReplay("alltoall", t)
+	d.before = func() {
+		copy(tmp, send[me*k:n*k])
+		copy(tmp[(n-me)*k:], send[:me*k])
+		packFor(0)
+	}
+	for s := range to {
+		m := len(blocks[s])
+		step := func(in []byte) {
+			for j, i := range blocks[s] {
+				copy(tmp[i*k:(i+1)*k], in[j*k:(j+1)*k])
+			}
+			if s+1 < len(to) {
+				packFor(s + 1)
+				return
+			}
+			for j := range n { // block i of tmp is rank me-i's
+				i := (me - j + n) % n
+				copy(recv[j*k:(j+1)*k], tmp[i*k:(i+1)*k])
+			}
+		}
+		if !d.step(coll.TagAlltoallBruck, to[s], pack[:m*k], from[s], alignedBytes(m*k), step) {
+			return nil
+		}
 	}
 	return d
 }

@@ -691,8 +691,8 @@ func PersistentCollectives(w *comm.Comm) error {
 
 // persistentGathers runs persistent Allgathers (blocks of 8 bytes and of
 // 24 KiB: Bruck's and the ring, between processes) and Alltoalls (16
-// bytes and 4 KiB a block), in place and not, 6 starts each with new
-// blocks, and checks every block.
+// bytes and 4 KiB a block: Bruck's from 8 members, and pairwise), in
+// place and not, 6 starts each with new blocks, and checks every block.
 func persistentGathers(c *comm.Comm) error {
 	n, me := c.Size(), c.Rank()
 	for _, k := range []int{8, 24 << 10} {

@@ -5,7 +5,7 @@ package coll
 // power-of-two number of ranks), the dissemination barrier's, the
 // binomial broadcast's and the binomial reduction's (whose result goes
 // from rank 0 to a root other than 0 with TagReduceHop), the pairwise
-// Alltoall's, and the ring's and Bruck's Allgather.
+// Alltoall's and Bruck's, and the ring's and Bruck's Allgather.
 const (
 	TagRecursiveDoubling = tagRedRD
 	TagDissemination     = tagDissem
@@ -15,6 +15,7 @@ const (
 	TagPairwise          = tagA2APair
 	TagAllgatherRing     = tagAllgRing
 	TagAllgatherBruck    = tagAllgBruck
+	TagAlltoallBruck     = tagA2ABruck
 )
 
 // RecursiveDoublingSchedule is what recursive doubling's Allreduce does on
@@ -166,4 +167,29 @@ func BruckAllgatherSchedule(rank, size int) (to, from, at, count []int, ok bool)
 		have += c
 	}
 	return to, from, at, count, true
+}
+
+// BruckAlltoallSchedule is what Bruck's Alltoall does on rank of size
+// ranks, as steps to replay (see RecursiveDoublingSchedule), in a buffer
+// of size blocks that starts as the rank's send buffer rotated left by
+// rank blocks: at step k the rank sends the buffer's blocks blocks[k], in
+// order, to to[k], and receives as many from from[k], which replace
+// those blocks, both with tag TagAlltoallBruck. At the end block i of
+// the buffer is rank-i's block for the rank. ok is false where there is
+// nothing to exchange.
+func BruckAlltoallSchedule(rank, size int) (to, from []int, blocks [][]int, ok bool) {
+	if size < 2 || rank < 0 || rank >= size {
+		return nil, nil, nil, false
+	}
+	for p := 1; p < size; p <<= 1 {
+		var b []int
+		for i := range size {
+			if i&p != 0 {
+				b = append(b, i)
+			}
+		}
+		to, from = append(to, (rank+p)%size), append(from, (rank-p+size)%size)
+		blocks = append(blocks, b)
+	}
+	return to, from, blocks, true
 }

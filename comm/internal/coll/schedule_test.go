@@ -385,3 +385,47 @@ func TestBruckAllgatherSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestBruckAlltoallSchedule: the schedule is the exchanges Bruck's
+// Alltoall makes, in its order; replayed on buffers of (sender, receiver)
+// pairs, block i of rank r's buffer ends as rank r-i's block for r.
+func TestBruckAlltoallSchedule(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
+		const k = 4
+		peers := recorded(t, n, nil, func(x *Call, r int) { x.AlltoallBruck(make([]byte, n*k), make([]byte, n*k), k) })
+		type blk struct{ from, to int }
+		buf := make([][]blk, n)
+		for r := range n {
+			for i := range n { // the send buffer rotated left by r blocks
+				buf[r] = append(buf[r], blk{r, (r + i) % n})
+			}
+			to, from, _, ok := BruckAlltoallSchedule(r, n)
+			if !ok {
+				t.Fatalf("rank %d of %d: no schedule", r, n)
+			}
+			gotTo, gotFrom := sendrecvs(t, r, peers[r].log, TagAlltoallBruck)
+			if !slices.Equal(gotTo, to) || !slices.Equal(gotFrom, from) {
+				t.Errorf("%d ranks, rank %d: exchanged %v <- %v, schedule says %v <- %v", n, r, gotTo, gotFrom, to, from)
+			}
+		}
+		_, _, blocks, _ := BruckAlltoallSchedule(0, n)
+		for s := range blocks {
+			next := make([][]blk, n)
+			for r := range n {
+				_, from, bs, _ := BruckAlltoallSchedule(r, n)
+				next[r] = slices.Clone(buf[r])
+				for _, i := range bs[s] {
+					next[r][i] = buf[from[s]][i]
+				}
+			}
+			buf = next
+		}
+		for r := range n {
+			for i := range n {
+				if want := (blk{(r - i + n) % n, r}); buf[r][i] != want {
+					t.Errorf("%d ranks, rank %d: block %d is %v, want %v", n, r, i, buf[r][i], want)
+				}
+			}
+		}
+	}
+}
