@@ -141,6 +141,11 @@ type peer struct {
 	// readable: a process_vm_readv of its memory has succeeded, so its
 	// rendezvous are read on arrival (rendezvous_linux.go).
 	readable atomic.Bool
+	// rvOut counts this process's rendezvous sends to it not finished
+	// yet (guarded by d.mu where it changes): while it has one of ours
+	// to read, its core is busy, and a read of its message is not split
+	// (split_linux.go).
+	rvOut atomic.Int32
 }
 
 var (

@@ -26,3 +26,15 @@ func SplitReads(d device.Device) (written, taken uint64, on bool) {
 	dd := d.(*Device)
 	return dd.splitWritten.Load(), dd.splitTaken.Load(), dd.split
 }
+
+// RendezvousOut returns the rendezvous sends of d to its peers not
+// finished yet, as the peers count them (peer.rvOut).
+func RendezvousOut(d device.Device) int {
+	n := 0
+	for _, p := range d.(*Device).peers {
+		if p != nil {
+			n += int(p.rvOut.Load())
+		}
+	}
+	return n
+}

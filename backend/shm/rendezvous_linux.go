@@ -58,6 +58,7 @@ func (d *Device) sendRV(p *peer, h *header, data []byte, done func(error)) error
 	id := d.nextID
 	d.sends[id] = rv
 	d.rvs.Add(1)
+	p.rvOut.Add(1)
 	d.mu.Unlock()
 	var rts [16]byte
 	binary.NativeEndian.PutUint64(rts[:], uint64(uintptr(unsafe.Pointer(unsafe.SliceData(data)))))
@@ -84,6 +85,7 @@ func (d *Device) take(p *peer, id uint64) *outRV {
 	}
 	delete(d.sends, id)
 	d.rvs.Add(-1)
+	p.rvOut.Add(-1)
 	return rv
 }
 
@@ -202,7 +204,7 @@ func (rv *inRV) pull(dst []byte, arriving bool) error {
 	if len(dst) > 0 {
 		if arriving || !d.noCMA.Load() && !d.piped(len(dst)) {
 			var err error
-			if at := d.splitAt(dst); at > 0 {
+			if at := d.splitFor(p, dst); at > 0 {
 				err = d.splitRead(rv, dst, at)
 			} else {
 				err = readFrom(p.pid, dst, rv.addr)
@@ -359,6 +361,7 @@ func (d *Device) failWith(p *peer, err error) {
 			rvs = append(rvs, rv)
 			delete(d.sends, id)
 			d.rvs.Add(-1)
+			p.rvOut.Add(-1)
 		}
 	}
 	for k, pp := range d.pipes {

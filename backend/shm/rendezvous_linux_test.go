@@ -257,6 +257,11 @@ func TestSplitRendezvous(t *testing.T) {
 				written, taken, on = written+w, taken+k, on && o
 			}
 			t.Logf("%d parts written by the sender, %d read by the receiver", written, taken)
+			for i, d := range devs {
+				if n := shm.RendezvousOut(d); n != 0 {
+					t.Errorf("process %d: %d rendezvous sends counted unfinished after the job", i, n)
+				}
+			}
 			_, _, noCMA := shm.PipedIn(devs[0])
 			switch {
 			case split == "0" && (on || written+taken != 0):

@@ -210,3 +210,22 @@ func TestSplitWriteOutOfRange(t *testing.T) {
 		x.recv.freeSlot(i)
 	}
 }
+
+// A read of a peer's message is not split while the peer has a
+// rendezvous of this process's to read (its core is busy with that): a
+// pair that exchanges large messages reads them whole, each on its own.
+func TestSplitNotWhilePeerReads(t *testing.T) {
+	x := newSplitPair(200 << 10)
+	dst := make([]byte, len(x.payload))
+	if at := x.recv.splitFor(x.rp, dst); at <= 0 {
+		t.Fatalf("an idle peer's message: split at %d", at)
+	}
+	x.rp.rvOut.Add(1)
+	if at := x.recv.splitFor(x.rp, dst); at != 0 {
+		t.Errorf("a busy peer's message: split at %d", at)
+	}
+	x.rp.rvOut.Add(-1)
+	if at := x.recv.splitFor(x.rp, dst); at <= 0 {
+		t.Errorf("the peer idle again: split at %d", at)
+	}
+}
