@@ -21,9 +21,10 @@ import (
 // every member runs in this process, an Allreduce, Bcast, Allgather or
 // Alltoall of 64 KiB or more reads the members' buffers in place
 // instead, exchanged at the first start (coll_nonblocking_shm.go); between
-// processes, an Allreduce run by recursive doubling, a Barrier, and a
-// short Bcast and Reduce replay their algorithm's exchanges with
-// point-to-point requests made once (coll_persistent_replay.go). Its
+// processes, an Allreduce run by recursive doubling, a Barrier, a short
+// Bcast and Reduce, an Allgather and an Alltoall replay their
+// algorithm's exchanges with point-to-point requests made once
+// (coll_persistent_replay.go). Its
 // first start agrees with the other members on the arguments, as a
 // non-blocking collective does (coll_agree.go), and so does every start
 // until one agreement succeeds: a root, an element type or a length that

@@ -576,28 +576,21 @@ func PersistentCollectives(w *comm.Comm) error {
 				in = out
 			}
 			r, err := c.AllreduceInit(in, out, comm.Uint32, matMul)
-			if err != nil {
-				return err
-			}
-			for s := range 6 {
-				copy(in, matrix(c.Rank(), s))
-				if err := r.Start(); err != nil {
-					return fmt.Errorf("start %d: %w", s, err)
-				}
-				if s == 3 {
-					if err := c.Barrier(); err != nil {
-						return err
+			err = starts(r, err, fmt.Sprintf("allreduce of %d ranks (in place %v)", c.Size(), inPlace),
+				func(s int) { copy(in, matrix(c.Rank(), s)) },
+				func(s int) error {
+					if s == 3 {
+						return c.Barrier()
 					}
-				}
-				if _, err := r.Wait(); err != nil {
-					return fmt.Errorf("start %d of %d ranks: %w", s, c.Size(), err)
-				}
-				want := product(c.Size(), s)
-				if !bytes.Equal(out, want) {
-					return fmt.Errorf("start %d of %d ranks (in place %v): %v, want %v", s, c.Size(), inPlace, out, want)
-				}
-			}
-			if err := r.Free(); err != nil {
+					return nil
+				},
+				func(s int) error {
+					if want := product(c.Size(), s); !bytes.Equal(out, want) {
+						return fmt.Errorf("%v, want %v", out, want)
+					}
+					return nil
+				})
+			if err != nil {
 				return err
 			}
 		}
@@ -606,23 +599,15 @@ func PersistentCollectives(w *comm.Comm) error {
 		for _, root := range []int{0, c.Size() - 1} {
 			in, out := make([]byte, 16), make([]byte, 16)
 			r, err := c.ReduceInit(in, out, comm.Uint32, matMul, root)
+			err = starts(r, err, fmt.Sprintf("reduce to %d of %d ranks", root, c.Size()),
+				func(s int) { copy(in, matrix(c.Rank(), s)) }, nil,
+				func(s int) error {
+					if want := product(c.Size(), s); c.Rank() == root && !bytes.Equal(out, want) {
+						return fmt.Errorf("%v, want %v", out, want)
+					}
+					return nil
+				})
 			if err != nil {
-				return err
-			}
-			for s := range 6 {
-				copy(in, matrix(c.Rank(), s))
-				if err := r.Start(); err != nil {
-					return fmt.Errorf("reduce start %d: %w", s, err)
-				}
-				if _, err := r.Wait(); err != nil {
-					return fmt.Errorf("reduce start %d to %d of %d ranks: %w", s, root, c.Size(), err)
-				}
-				want := product(c.Size(), s)
-				if c.Rank() == root && !bytes.Equal(out, want) {
-					return fmt.Errorf("reduce start %d to %d of %d ranks: %v, want %v", s, root, c.Size(), out, want)
-				}
-			}
-			if err := r.Free(); err != nil {
 				return err
 			}
 		}
@@ -630,24 +615,14 @@ func PersistentCollectives(w *comm.Comm) error {
 		// in place of the previous.
 		bbuf := make([]byte, 40)
 		bc, err := c.BcastInit(bbuf, comm.Byte, c.Size()-1)
+		err = starts(bc, err, fmt.Sprintf("bcast of %d ranks", c.Size()),
+			func(s int) {
+				if c.Rank() == c.Size()-1 {
+					copy(bbuf, payload(len(bbuf), uint64(100+s)))
+				}
+			}, nil,
+			func(s int) error { return check(bbuf, len(bbuf), uint64(100+s)) })
 		if err != nil {
-			return err
-		}
-		for s := range 6 {
-			if c.Rank() == c.Size()-1 {
-				copy(bbuf, payload(len(bbuf), uint64(100+s)))
-			}
-			if err := bc.Start(); err != nil {
-				return fmt.Errorf("bcast start %d: %w", s, err)
-			}
-			if _, err := bc.Wait(); err != nil {
-				return fmt.Errorf("bcast start %d of %d ranks: %w", s, c.Size(), err)
-			}
-			if err := check(bbuf, len(bbuf), uint64(100+s)); err != nil {
-				return fmt.Errorf("bcast start %d of %d ranks: %w", s, c.Size(), err)
-			}
-		}
-		if err := bc.Free(); err != nil {
 			return err
 		}
 		if err := persistentGathers(c); err != nil {
@@ -702,27 +677,22 @@ func persistentGathers(c *comm.Comm) error {
 				send = recv
 			}
 			r, err := c.AllgatherInit(send, recv, comm.Byte)
-			if err != nil {
-				return err
-			}
-			for s := range 6 {
-				copy(recv[me*k:], payload(k, uint64(me*100+s)))
-				if !inPlace {
-					copy(send, payload(k, uint64(me*100+s)))
-				}
-				if err := r.Start(); err != nil {
-					return fmt.Errorf("allgather start %d: %w", s, err)
-				}
-				if _, err := r.Wait(); err != nil {
-					return fmt.Errorf("allgather start %d of %d ranks, %d bytes: %w", s, n, k, err)
-				}
-				for i := range n {
-					if err := check(recv[i*k:], k, uint64(i*100+s)); err != nil {
-						return fmt.Errorf("allgather start %d of %d ranks (in place %v), block %d of %d bytes: %w", s, n, inPlace, i, k, err)
+			err = starts(r, err, fmt.Sprintf("allgather of %d ranks, %d bytes (in place %v)", n, k, inPlace),
+				func(s int) {
+					copy(recv[me*k:], payload(k, uint64(me*100+s)))
+					if !inPlace {
+						copy(send, payload(k, uint64(me*100+s)))
 					}
-				}
-			}
-			if err := r.Free(); err != nil {
+				}, nil,
+				func(s int) error {
+					for i := range n {
+						if err := check(recv[i*k:], k, uint64(i*100+s)); err != nil {
+							return fmt.Errorf("block %d: %w", i, err)
+						}
+					}
+					return nil
+				})
+			if err != nil {
 				return err
 			}
 		}
@@ -735,31 +705,54 @@ func persistentGathers(c *comm.Comm) error {
 				send = recv
 			}
 			r, err := c.AlltoallInit(send, recv, comm.Byte)
-			if err != nil {
-				return err
-			}
-			for s := range 6 {
-				for j := range n {
-					copy(send[j*k:], payload(k, uint64(me*10000+j*100+s)))
-				}
-				if err := r.Start(); err != nil {
-					return fmt.Errorf("alltoall start %d: %w", s, err)
-				}
-				if _, err := r.Wait(); err != nil {
-					return fmt.Errorf("alltoall start %d of %d ranks, %d bytes: %w", s, n, k, err)
-				}
-				for i := range n {
-					if err := check(recv[i*k:], k, uint64(i*10000+me*100+s)); err != nil {
-						return fmt.Errorf("alltoall start %d of %d ranks (in place %v), block from %d of %d bytes: %w", s, n, inPlace, i, k, err)
+			err = starts(r, err, fmt.Sprintf("alltoall of %d ranks, %d bytes (in place %v)", n, k, inPlace),
+				func(s int) {
+					for j := range n {
+						copy(send[j*k:], payload(k, uint64(me*10000+j*100+s)))
 					}
-				}
-			}
-			if err := r.Free(); err != nil {
+				}, nil,
+				func(s int) error {
+					for i := range n {
+						if err := check(recv[i*k:], k, uint64(i*10000+me*100+s)); err != nil {
+							return fmt.Errorf("block from %d: %w", i, err)
+						}
+					}
+					return nil
+				})
+			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// starts starts persistent collective r (planned with error err) 6
+// times, each with fill(s) before the start, mid(s) (nil: nothing)
+// between the start and its Wait, and check(s) after, and frees it; what
+// names the collective in its errors.
+func starts(r *comm.Request, err error, what string, fill func(s int), mid, check func(s int) error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	for s := range 6 {
+		fill(s)
+		if err := r.Start(); err != nil {
+			return fmt.Errorf("%s: start %d: %w", what, s, err)
+		}
+		if mid != nil {
+			if err := mid(s); err != nil {
+				return err
+			}
+		}
+		if _, err := r.Wait(); err != nil {
+			return fmt.Errorf("%s: start %d: %w", what, s, err)
+		}
+		if err := check(s); err != nil {
+			return fmt.Errorf("%s: start %d: %w", what, s, err)
+		}
+	}
+	return r.Free()
 }
 
 // matrix is rank r's 2x2 matrix of uint32s at start s; no two commute.

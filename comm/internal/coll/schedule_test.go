@@ -268,10 +268,7 @@ func sendrecvs(t *testing.T, r int, log []exchange, tag int) (to, from []int) {
 func TestPairwiseSchedule(t *testing.T) {
 	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
 		const k = 4
-		off, cnt := make([]int, n), make([]int, n)
-		for i := range off {
-			off[i], cnt[i] = i*k, k
-		}
+		off, cnt := layout(n, k)
 		peers := recorded(t, n, nil, func(x *Call, r int) {
 			x.AlltoallPairwise(make([]byte, n*k), off, cnt, make([]byte, n*k), off, cnt)
 		})
@@ -297,10 +294,7 @@ func TestPairwiseSchedule(t *testing.T) {
 func TestRingAllgatherSchedule(t *testing.T) {
 	for _, n := range []int{2, 3, 4, 5, 7, 8, 13} {
 		const k = 4
-		off, cnt := make([]int, n), make([]int, n)
-		for i := range off {
-			off[i], cnt[i] = i*k, k
-		}
+		off, cnt := layout(n, k)
 		peers := recorded(t, n, nil, func(x *Call, r int) { x.AllgatherRing(make([]byte, n*k), off, cnt) })
 		have := make([][]bool, n)
 		for r := range n {
