@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -53,7 +54,20 @@ type Config struct {
 	// [MinHeartbeat]; choose it well above the longest pause a process may
 	// see (swapping, an overloaded node): 10s or more.
 	Heartbeat time.Duration
+	// Spin is how long the readers of incoming messages poll their
+	// sockets, non-blocking, after a rank of this process began to wait
+	// for another process (see [Device.Drive]); zero means [DefaultSpin]
+	// where the launcher says this node runs no more processes than it has
+	// CPUs, and no polling elsewhere (polling would take cores from the
+	// other processes' work); negative: never.
+	Spin time.Duration
 }
+
+// DefaultSpin is [Config.Spin]'s default where the node's processes
+// each have a CPU: long enough to cover a round trip and a short
+// computation between two messages, as the engine's own spin (a wait
+// that outlasts it costs one network-poller wake-up, as before).
+const DefaultSpin = 100 * time.Microsecond
 
 // MinHeartbeat is the shortest [Config.Heartbeat].
 const MinHeartbeat = wire.MinHeartbeat
@@ -145,7 +159,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	t, err := wire.New(wire.Config{
 		Self: self, Procs: procs, Ranks: cfg.Layout.Ranks, Owner: d.owner,
 		Secret: secret, Listener: ln, Handler: d, EagerLimit: eager, WrapError: wrapError,
-		Heartbeat: heartbeat,
+		Heartbeat: heartbeat, Spin: spin(cfg.Spin, kv.LocalSize()),
 		Addr: func(p int) (string, error) {
 			v, err := kv.Get(keyAddr + strconv.Itoa(p))
 			if err != nil {
@@ -164,6 +178,20 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	d.t = t
 	ok = true
 	return d, nil
+}
+
+// spin is Config.Spin as the transport takes it, on a node that runs
+// onNode processes of the job (0: unknown).
+func spin(cfg time.Duration, onNode int) time.Duration {
+	switch {
+	case cfg < 0:
+		return 0
+	case cfg > 0:
+		return cfg
+	case onNode >= 1 && onNode <= runtime.NumCPU():
+		return DefaultSpin
+	}
+	return 0
 }
 
 // heartbeatEnv reads MPGO_HEARTBEAT: a Go duration, or nothing (none).

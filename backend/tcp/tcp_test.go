@@ -2,6 +2,7 @@ package tcp_test
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -35,6 +36,37 @@ func openTCP(eager int) job.Opener {
 // connections break off).
 func TestTCPBackend(t *testing.T) {
 	devicetest.TestBackend(t, playTCP)
+}
+
+// The conformance suite with every process's readers polling their
+// sockets while its ranks wait (Config.Spin, whatever the node's size):
+// the same semantics whether a reader polls or waits in the poller.
+func TestTCPBackendPolling(t *testing.T) {
+	devicetest.TestBackend(t, jobtest.Harness(func(eager int) job.Opener {
+		return func(kv device.KV, l device.Layout) (device.Device, error) {
+			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Spin: 50 * time.Microsecond,
+				Getenv: func(string) string { return "" }})
+		}
+	}))
+}
+
+// Config.Spin: negative never polls, positive is taken as it is, zero
+// polls for DefaultSpin on a node with no more processes than CPUs and
+// not at all where the launcher did not say or the node is oversubscribed.
+func TestSpinDefault(t *testing.T) {
+	cpus := runtime.NumCPU()
+	for _, tt := range []struct {
+		cfg    time.Duration
+		onNode int
+		want   time.Duration
+	}{
+		{-1, 1, 0}, {time.Millisecond, cpus + 1, time.Millisecond},
+		{0, 1, tcp.DefaultSpin}, {0, cpus, tcp.DefaultSpin}, {0, cpus + 1, 0}, {0, 0, 0},
+	} {
+		if got := tcp.SpinFor(tt.cfg, tt.onNode); got != tt.want {
+			t.Errorf("Spin %v with %d processes on a node of %d CPUs: %v, want %v", tt.cfg, tt.onNode, cpus, got, tt.want)
+		}
+	}
 }
 
 // The conformance suite with a heartbeat: pings on idle connections, the

@@ -60,6 +60,7 @@ func Route(nearDev, far device.Device, near func(proc int) bool, owner func(rank
 	r.progress, _ = nearDev.(device.Progressor)
 	r.segments, _ = nearDev.(device.Segments)
 	r.now, _ = nearDev.(device.Immediate)
+	r.farWaiting, _ = far.(farWaiting)
 	return r
 }
 
@@ -71,7 +72,14 @@ type route struct {
 	progress  device.Progressor // near's, if it has one
 	segments  device.Segments   // near's, if it has one
 	now       device.Immediate  // near's, if it has one
+	// farWaiting is far's, if it has one: the TCP device's readers poll
+	// their sockets while ranks wait.
+	farWaiting farWaiting
 }
+
+// farWaiting is a far device that wants to know when a rank is about to
+// wait (the TCP device: [tcp.Device.Waiting]).
+type farWaiting interface{ Waiting() }
 
 var (
 	_ device.Device     = (*route)(nil)
@@ -113,8 +121,11 @@ func (r *route) Close() error {
 
 // Drive implements [device.Progressor] with near's progress: a waiting
 // rank polls the rings of this host (a far device's messages come
-// through its own goroutines).
+// through its own goroutines, which far may be told to hurry: Waiting).
 func (r *route) Drive(w device.Waiter) bool {
+	if r.farWaiting != nil {
+		r.farWaiting.Waiting()
+	}
 	if r.progress == nil {
 		return w.Ready()
 	}

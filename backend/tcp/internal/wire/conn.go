@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -81,7 +82,8 @@ type conn struct {
 	pulls     map[uint64]*Message // acceptor: rendezvous pulled, waiting for their data
 	rfailed   error               // acceptor: set (under rmu) once the reader stopped
 	br        *bufio.Reader
-	spare     *Message // acceptor, reader-owned: a Message to reuse
+	spare     *Message        // acceptor, reader-owned: a Message to reuse
+	raw       syscall.RawConn // nc's descriptor, for the reader's polls (poll.go); nil if nc has none
 }
 
 // outMsg is a message waiting to be written, or a rendezvous whose
@@ -696,6 +698,9 @@ const readBuffer = 72 << 10
 // startReading starts the reader goroutine (t.wg counted by the caller).
 func (c *conn) startReading() {
 	c.br = bufio.NewReaderSize(watchedReader{c, c.nc}, readBuffer)
+	if sc, ok := c.nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	go c.readLoop()
 }
 
@@ -726,6 +731,13 @@ type watchedReader struct {
 }
 
 func (r watchedReader) Read(p []byte) (int, error) {
+	if r.c.t.polling() {
+		if n, ok := r.c.poll(p); ok {
+			r.c.reads.Add(1)
+			r.c.t.polled.Add(1)
+			return n, nil
+		}
+	}
 	n, err := r.nc.Read(p)
 	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 		r.nc.SetReadDeadline(time.Now().Add(r.c.t.cfg.Heartbeat / 4))

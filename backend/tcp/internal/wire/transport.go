@@ -103,6 +103,13 @@ type Config struct {
 	// ring) and waits until the previous one connected to it. The
 	// processes of a job must agree on it.
 	Heartbeat time.Duration
+	// Spin, when not zero, is how long the readers of incoming messages
+	// poll their sockets after a rank of this process began to wait
+	// (Transport.Waiting; poll.go) instead of waiting in the runtime's
+	// network poller. Zero: they never poll. Set it only where this
+	// process's polling cannot take a core from another process's work:
+	// no more processes on the host than cores.
+	Spin time.Duration
 	// WrapError, when set, is applied to every error the transport
 	// reports about process proc (through done, Send, Pull), so that they
 	// wrap the caller's own sentinels as well; it should return an error
@@ -146,6 +153,8 @@ type Transport struct {
 	closing  bool
 	stopped  atomic.Bool   // closing, for outConn's path without mu
 	joined   chan struct{} // signalled (never blocking) when a connection passed its handshake
+	hot      atomic.Int64  // until when (time.Since(epoch)) the readers poll (poll.go)
+	polled   atomic.Uint64 // reads that a poll returned bytes for (tests)
 }
 
 // New checks cfg and returns a transport that accepts connections once

@@ -132,12 +132,20 @@ func newNode(t *testing.T, i int, lns []net.Listener, addrs []string, tweak func
 		Secret: testSecret, Listener: lns[i], Handler: nd,
 		Addr:             func(p int) (string, error) { return addrs[p], nil },
 		HandshakeTimeout: 2 * time.Second, CloseTimeout: 2 * time.Second}
+	if i%2 == 1 {
+		// Odd processes' readers poll their sockets all the time (poll.go),
+		// even ones wait in the network poller: every test runs both.
+		cfg.Spin = time.Millisecond
+	}
 	if tweak != nil {
 		tweak(i, &cfg)
 	}
 	var err error
 	if nd.t, err = wire.New(cfg); err != nil {
 		t.Fatal(err)
+	}
+	if i%2 == 1 {
+		nd.t.PollAlways()
 	}
 	return nd
 }
@@ -470,5 +478,42 @@ func TestTransportPeerFinished(t *testing.T) {
 	defer nodes[0].mu.Unlock()
 	if len(nodes[0].finished) != 0 {
 		t.Errorf("process 0, closing, heard %v finish", nodes[0].finished)
+	}
+}
+
+// A receiver whose readers poll (Config.Spin, poll.go) reads every size,
+// eager and rendezvous, intact and in order, with its polls; one whose
+// readers do not poll never does.
+func TestTransportPolling(t *testing.T) {
+	nodes := cluster(t, 2, nil) // process 1 polls, process 0 does not
+	defer closeAll(nodes)
+	for _, to := range []int{0, 1} {
+		from := 1 - to
+		var dones []chan error
+		for i, size := range sizes {
+			h := wire.Header{Src: from, Dst: to, Tag: i}
+			if i%4 == 3 {
+				h.Flags = wire.FlagSync
+			}
+			dones = append(dones, send(t, nodes[from], to, h, pattern(size, i)))
+		}
+		for _, ch := range dones {
+			if err := wait(t, ch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "every message", func() bool { return len(nodes[to].arrivals()) == len(sizes) })
+		nodes[to].pulls.Wait()
+		for i, a := range nodes[to].arrivals() {
+			if a.err != nil || a.h.Tag != i || !bytes.Equal(a.data, pattern(sizes[i], i)) {
+				t.Errorf("to %d #%d (tag %d, %d bytes): err %v, payload intact %v", to, i, a.h.Tag, sizes[i], a.err, bytes.Equal(a.data, pattern(sizes[i], i)))
+			}
+		}
+	}
+	if n := nodes[1].t.Polled(); n == 0 {
+		t.Errorf("process 1 polls, but none of its reads was a poll's")
+	}
+	if n := nodes[0].t.Polled(); n != 0 {
+		t.Errorf("process 0 does not poll, but %d of its reads were a poll's", n)
 	}
 }
