@@ -8,7 +8,9 @@
 // unless MPGO_BACKEND names another backend. It implements package
 // device's boundary and nothing of the engine, as any new backend would.
 //
-// Environment, read by [Open]: MPGO_HOST (the address to listen on) and
+// Environment, read by [Open]: MPGO_HOST (the address to listen on),
 // MPGO_HEARTBEAT (a duration: how long a process may stay silent before
-// the others count it lost; see [Config.Heartbeat]).
+// the others count it lost; see [Config.Heartbeat]) and MPGO_TCP_SPIN (a
+// duration: how long the connections' readers poll their sockets after a
+// rank began to wait; 0: never; see [Config.Spin]).
 package tcp

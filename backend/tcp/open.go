@@ -54,12 +54,12 @@ type Config struct {
 	// [MinHeartbeat]; choose it well above the longest pause a process may
 	// see (swapping, an overloaded node): 10s or more.
 	Heartbeat time.Duration
-	// Spin is how long the readers of incoming messages poll their
-	// sockets, non-blocking, after a rank of this process began to wait
-	// for another process (see [Device.Drive]); zero means [DefaultSpin]
-	// where the launcher says this node runs no more processes than it has
-	// CPUs, and no polling elsewhere (polling would take cores from the
-	// other processes' work); negative: never.
+	// Spin is how long the connections' readers poll their sockets,
+	// non-blocking, after a rank of this process began to wait (see
+	// [Device.Waiting]); zero means MPGO_TCP_SPIN (a Go duration; 0: never),
+	// or unset [DefaultSpin] where the launcher says this node runs no more
+	// processes than it has CPUs and no polling elsewhere (polling would
+	// take cores from the other processes' work); negative: never.
 	Spin time.Duration
 }
 
@@ -93,6 +93,13 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	procs, self := kv.Size(), kv.Rank()
 	if cfg.Layout.Owner == nil || cfg.Layout.Ranks < procs {
 		return nil, fmt.Errorf("%w: a layout of %d ranks over %d processes: %w", device.ErrBootstrap, cfg.Layout.Ranks, procs, device.ErrArg)
+	}
+	spinCfg := cfg.Spin
+	if spinCfg == 0 {
+		var err error
+		if spinCfg, err = spinEnv(getenv); err != nil {
+			return nil, err
+		}
 	}
 	heartbeat := cfg.Heartbeat // checked in every process, process 0's used
 	if heartbeat == 0 {
@@ -159,7 +166,7 @@ func Open(kv device.KV, cfg Config) (*Device, error) {
 	t, err := wire.New(wire.Config{
 		Self: self, Procs: procs, Ranks: cfg.Layout.Ranks, Owner: d.owner,
 		Secret: secret, Listener: ln, Handler: d, EagerLimit: eager, WrapError: wrapError,
-		Heartbeat: heartbeat, Spin: spin(cfg.Spin, kv.LocalSize()),
+		Heartbeat: heartbeat, Spin: spin(spinCfg, kv.LocalSize()),
 		Addr: func(p int) (string, error) {
 			v, err := kv.Get(keyAddr + strconv.Itoa(p))
 			if err != nil {
@@ -192,6 +199,26 @@ func spin(cfg time.Duration, onNode int) time.Duration {
 		return DefaultSpin
 	}
 	return 0
+}
+
+// spinEnv reads MPGO_TCP_SPIN as a Config.Spin: a Go duration, 0 (never:
+// -1), or nothing (0: the default).
+func spinEnv(getenv func(string) string) (time.Duration, error) {
+	v := getenv("MPGO_TCP_SPIN")
+	switch v {
+	case "":
+		return 0, nil
+	case "0":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > time.Second {
+		return 0, fmt.Errorf("%w: MPGO_TCP_SPIN=%q: want a duration up to 1s such as 100us, or 0 for none: %w", device.ErrBootstrap, v, device.ErrArg)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
 }
 
 // heartbeatEnv reads MPGO_HEARTBEAT: a Go duration, or nothing (none).

@@ -69,6 +69,30 @@ func TestSpinDefault(t *testing.T) {
 	}
 }
 
+// MPGO_TCP_SPIN: a duration up to a second, or 0 for none; anything else
+// fails Open with ErrBootstrap and ErrArg.
+func TestSpinEnv(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		ok    bool
+	}{{"", true}, {"0", true}, {"0s", true}, {"100us", true}, {"1s", true}, {"2s", false}, {"-1ms", false}, {"100", false}} {
+		kv := pmi.NewMemory(1)[0]
+		d, err := tcp.Open(kv, tcp.Config{Layout: device.Layout{Ranks: 1, Owner: func(int) int { return 0 }},
+			Getenv: func(k string) string {
+				if k == "MPGO_TCP_SPIN" {
+					return tt.value
+				}
+				return ""
+			}})
+		if d != nil {
+			d.Close()
+		}
+		if ok := err == nil; ok != tt.ok || !ok && (!errors.Is(err, device.ErrBootstrap) || !errors.Is(err, device.ErrArg)) {
+			t.Errorf("MPGO_TCP_SPIN=%q: %v", tt.value, err)
+		}
+	}
+}
+
 // The conformance suite with a heartbeat: pings on idle connections, the
 // ring of watched connections opened at start, processes that finish
 // early or die, and nobody lost who is not. Every process of these jobs

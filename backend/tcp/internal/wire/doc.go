@@ -49,6 +49,13 @@
 // Isends) are queued and written together by the connection's writer
 // goroutine with one writev.
 //
+// # Polling
+//
+// While a rank of this process waits for another process, the
+// connections' readers poll their sockets with non-blocking reads for
+// Config.Spin instead of waiting in the runtime's network poller, whose
+// wake-up is most of a small message's latency (poll.go).
+//
 // # Credits
 //
 // A sender may have at most the window its receiver granted in the
