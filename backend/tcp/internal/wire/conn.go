@@ -84,6 +84,7 @@ type conn struct {
 	br        *bufio.Reader
 	spare     *Message        // acceptor, reader-owned: a Message to reuse
 	raw       syscall.RawConn // nc's descriptor, for the reader's polls (poll.go); nil if nc has none
+	pr        poller          // reader-owned: poll's state
 }
 
 // outMsg is a message waiting to be written, or a rendezvous whose
@@ -700,6 +701,7 @@ func (c *conn) startReading() {
 	c.br = bufio.NewReaderSize(watchedReader{c, c.nc}, readBuffer)
 	if sc, ok := c.nc.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
+		c.pr.init()
 	}
 	go c.readLoop()
 }

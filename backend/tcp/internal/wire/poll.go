@@ -57,27 +57,48 @@ func (t *Transport) polling() bool {
 // polling (for at most pollEpisode), yielding the P between them. It
 // returns the bytes read, or ok false when it read none: the caller then
 // reads as usual (blocking in the network poller), which also reports
-// any error the socket has.
+// any error the socket has. Reader only.
 func (c *conn) poll(p []byte) (n int, ok bool) {
 	if c.raw == nil || len(p) == 0 {
 		return 0, false
 	}
+	pr := &c.pr
+	pr.buf = p
+	defer func() { pr.buf = nil }()
 	start := time.Now()
 	for i := 0; ; i++ {
-		var err error
-		rerr := c.raw.Read(func(fd uintptr) bool {
-			n, err = syscall.Read(int(fd), p)
-			return true
-		})
-		if n > 0 {
-			return n, true
+		pr.n, pr.err = 0, syscall.EAGAIN
+		if c.raw.Control(pr.check); pr.ready && c.raw.Read(pr.read) != nil {
+			return 0, false
 		}
-		if rerr != nil || !errors.Is(err, syscall.EAGAIN) || !c.t.polling() {
+		if pr.n > 0 {
+			return pr.n, true
+		}
+		if !errors.Is(pr.err, syscall.EAGAIN) || !c.t.polling() {
 			return 0, false
 		}
 		if i%64 == 63 && time.Since(start) > pollEpisode {
 			return 0, false
 		}
 		runtime.Gosched()
+	}
+}
+
+// poller is a reader's state for poll, with the functions it hands the
+// socket's RawConn made once (closures made at each call would allocate).
+type poller struct {
+	buf   []byte
+	ready bool
+	n     int
+	err   error
+	check func(fd uintptr)      // sets ready
+	read  func(fd uintptr) bool // reads into buf: n, err
+}
+
+func (pr *poller) init() {
+	pr.check = func(fd uintptr) { pr.ready = readable(fd) }
+	pr.read = func(fd uintptr) bool {
+		pr.n, pr.err = syscall.Read(int(fd), pr.buf)
+		return true
 	}
 }
