@@ -202,6 +202,7 @@ func TestUnderMPIExec(t *testing.T) {
 		{"hybrid", 2, []string{"MPGO_RANKS_PER_PROC=2"}, "semantics", true, []string{"rank 0 of 4: ok", "rank 3 of 4: ok"}, false},
 		{"join", 3, nil, "join", true, []string{"join: ok"}, false},
 		{"persistent collectives allocate nothing", 4, nil, "allocs", true, []string{"rank 0: allocs: ok", "rank 3: allocs: ok"}, false},
+		{"persistent collectives allocate nothing over TCP", 2, []string{"MPGO_SHM=0"}, "allocs", true, []string{"rank 0: allocs: ok", "rank 1: allocs: ok"}, false},
 		{"failing rank", 4, nil, "fail", false, []string{"rank 2 fails on purpose"}, true},
 		{"failing rank in a persistent collective", 4, nil, "failpersistent", false, []string{"rank 2 fails on purpose"}, false},
 		{"panicking rank", 4, nil, "panic", false, []string{"rank 2 failed: panicked: mpcheck: rank 2 panics on purpose in main.main"}, true},

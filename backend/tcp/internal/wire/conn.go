@@ -27,7 +27,8 @@ import (
 //   - A message to send is in exactly one place: msgs (not yet written),
 //     sending (an RTS written, waiting for its CTS), data (cleared to
 //     send), or the writer's hands. Whoever takes it out of those calls
-//     its done, exactly once.
+//     its done, exactly once. What the queues hold are pooled copies
+//     (copyMsg), which finish gives back to the pool as it calls done.
 //   - Nothing is queued once err is set or a Fin is queued; fail empties
 //     every queue.
 //   - Lock order: wmu before mu; rmu is never held with either.
@@ -226,7 +227,7 @@ func (c *conn) fail(err error) {
 		nc.Close()
 	}
 	for _, m := range failed {
-		m.done(err)
+		m.finish(err)
 	}
 }
 
@@ -261,7 +262,7 @@ func (c *conn) shutdown(err error) {
 	c.ctrl = append(c.ctrl, Header{Kind: KindFin})
 	c.mu.Unlock()
 	for _, m := range failed {
-		m.done(err)
+		m.finish(err)
 	}
 	c.kickWriter()
 }
@@ -355,9 +356,26 @@ func (c *conn) send(m *outMsg) error {
 	return nil
 }
 
+// copyMsg returns a copy of m, a message that the caller's frame holds,
+// for a queue: a pooled one, which goes back to the pool as its done is
+// called (finish).
 func copyMsg(m *outMsg) *outMsg {
-	cp := *m
-	return &cp
+	cp := outPool.Get().(*outMsg)
+	*cp = *m
+	return cp
+}
+
+// outPool holds the queued copies of messages (copyMsg): a window of
+// Isends queued for the writer allocated one each.
+var outPool = sync.Pool{New: func() any { return new(outMsg) }}
+
+// finish calls done, exactly once, for m, a queued copy (copyMsg), and
+// gives it back to the pool first: nothing refers to it after its done.
+func (m *outMsg) finish(err error) {
+	done := m.done
+	*m = outMsg{} // drops the payload, so that the pool keeps no buffer alive
+	outPool.Put(m)
+	done(err)
 }
 
 func (c *conn) enqueue(m *outMsg) error {
@@ -594,10 +612,11 @@ func (c *conn) flush() error {
 			hb, iov = appendFrame(hb, iov, &h, nil)
 		}
 		c.ctrl = c.ctrl[:0]
-		for len(c.msgs) > 0 && c.msgs[0].cost <= c.credit && bytes < maxBatch && !fin {
-			m := c.msgs[0]
-			c.msgs[0] = nil
-			c.msgs = c.msgs[1:]
+		k := 0 // messages taken from the front of msgs
+		for k < len(c.msgs) && c.msgs[k].cost <= c.credit && bytes < maxBatch && !fin {
+			m := c.msgs[k]
+			c.msgs[k] = nil
+			k++
 			c.promoteLocked(m)
 			c.credit -= m.cost
 			c.seq++
@@ -612,12 +631,12 @@ func (c *conn) flush() error {
 				bytes += len(m.data)
 			}
 		}
+		c.msgs = popFront(c.msgs, k)
 		var chunk *outMsg
 		n := 0
 		if len(c.data) > 0 && !fin {
 			chunk = c.data[0]
-			c.data[0] = nil
-			c.data = c.data[1:]
+			c.data = popFront(c.data, 1)
 			n = min(len(chunk.data)-chunk.off, c.terms.Chunk)
 			h := Header{Kind: KindData, Len: uint32(n), Seq: chunk.h.Seq, Size: uint64(chunk.off)}
 			hb, iov = appendFrame(hb, iov, &h, chunk.data[chunk.off:chunk.off+n])
@@ -632,11 +651,12 @@ func (c *conn) flush() error {
 		c.iov = iov[:0]
 		if err != nil {
 			err = c.t.wrap(c.proc, fmt.Errorf("wire: writing to process %d: %w: %w", c.proc, ErrPeerGone, err))
-			for _, m := range sent {
-				m.done(err)
+			for i, m := range sent {
+				sent[i] = nil
+				m.finish(err)
 			}
 			if chunk != nil {
-				chunk.done(err)
+				chunk.finish(err)
 			}
 			return err
 		}
@@ -645,8 +665,9 @@ func (c *conn) flush() error {
 		} else if len(sent)+rts > 1 {
 			c.coalesce.Store(true)
 		}
-		for _, m := range sent {
-			m.done(nil)
+		for i, m := range sent {
+			sent[i] = nil
+			m.finish(nil)
 		}
 		if fin {
 			c.mu.Lock()
@@ -657,7 +678,7 @@ func (c *conn) flush() error {
 		if chunk != nil {
 			chunk.off += n
 			if chunk.off == len(chunk.data) {
-				chunk.done(nil)
+				chunk.finish(nil)
 			} else {
 				c.mu.Lock()
 				if c.err == nil && !c.finQueued {
@@ -667,11 +688,23 @@ func (c *conn) flush() error {
 				err := c.refusesLocked()
 				c.mu.Unlock()
 				if chunk != nil {
-					chunk.done(err)
+					chunk.finish(err)
 				}
 			}
 		}
 	}
+}
+
+// popFront removes q's first k entries, keeping its array: a queue that
+// advanced its slice instead reached the array's end and made a new one
+// (an allocation every few messages of a window of Isends).
+func popFront(q []*outMsg, k int) []*outMsg {
+	if k == 0 {
+		return q
+	}
+	n := copy(q, q[k:])
+	clear(q[n:])
+	return q[:n]
 }
 
 // appendFrame encodes h into hb and adds it and its payload to iov.
@@ -825,7 +858,7 @@ func (c *conn) handleSteer(h *Header) error {
 		delete(c.sending, h.Seq)
 		if h.Flags&FlagDiscard != 0 || len(m.data) == 0 {
 			c.mu.Unlock()
-			m.done(nil)
+			m.finish(nil)
 			return nil
 		}
 		c.data = append(c.data, m)
