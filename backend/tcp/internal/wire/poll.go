@@ -30,13 +30,21 @@ import (
 // nothing measurable on small messages, where each poll round costs one
 // more system call).
 //
-// A poll lasts at most pollEpisode, and then the read blocks in the
-// poller once: the heartbeat's read deadline is seen there, so a peer
-// that stays silent is found lost even while other ranks keep the
-// readers polling.
+// A poll lasts at most Config.Spin (and never more than pollEpisode),
+// and then the read blocks in the poller once: a socket that stays quiet
+// stops costing a system call every round, and the heartbeat's read
+// deadline is seen there, so a peer that stays silent is found lost even
+// while other ranks keep the readers polling. And at most maxPollers
+// readers of a process poll at once: each poll round of a reader is a
+// system call, so a process connected to many others would otherwise
+// spend a round trip's time on empty sockets before it reached the one
+// with the answer; the others wait in the network poller meanwhile.
 
 // pollEpisode bounds one read's polling (see above).
 const pollEpisode = 10 * time.Millisecond
+
+// maxPollers is how many readers of a transport poll at once (see above).
+const maxPollers = 4
 
 // Waiting tells the transport that a rank of this process is about to
 // wait for it: the readers poll their sockets for Config.Spin from now.
@@ -54,7 +62,8 @@ func (t *Transport) polling() bool {
 }
 
 // poll reads into p with non-blocking reads while the transport is
-// polling (for at most pollEpisode), yielding the P between them. It
+// polling (for at most Config.Spin, and pollEpisode), yielding the P
+// between them, if fewer than maxPollers readers poll already. It
 // returns the bytes read, or ok false when it read none: the caller then
 // reads as usual (blocking in the network poller), which also reports
 // any error the socket has. Reader only.
@@ -62,10 +71,21 @@ func (c *conn) poll(p []byte) (n int, ok bool) {
 	if c.raw == nil || len(p) == 0 {
 		return 0, false
 	}
+	t := c.t
+	if t.pollers.Add(1) > maxPollers {
+		t.pollers.Add(-1)
+		return 0, false
+	}
+	for n := t.pollers.Load(); ; { // the high-water mark (tests)
+		m := t.pollersMax.Load()
+		if n <= m || t.pollersMax.CompareAndSwap(m, n) {
+			break
+		}
+	}
 	pr := &c.pr
 	pr.buf = p
-	defer func() { pr.buf = nil }()
-	start := time.Now()
+	defer func() { pr.buf = nil; t.pollers.Add(-1) }()
+	start, limit := time.Now(), min(t.cfg.Spin, pollEpisode)
 	for i := 0; ; i++ {
 		pr.n, pr.err = 0, syscall.EAGAIN
 		if c.raw.Control(pr.check); pr.ready && c.raw.Read(pr.read) != nil {
@@ -74,10 +94,10 @@ func (c *conn) poll(p []byte) (n int, ok bool) {
 		if pr.n > 0 {
 			return pr.n, true
 		}
-		if !errors.Is(pr.err, syscall.EAGAIN) || !c.t.polling() {
+		if !errors.Is(pr.err, syscall.EAGAIN) || !t.polling() {
 			return 0, false
 		}
-		if i%64 == 63 && time.Since(start) > pollEpisode {
+		if i%16 == 15 && time.Since(start) > limit {
 			return 0, false
 		}
 		runtime.Gosched()

@@ -155,6 +155,9 @@ type Transport struct {
 	joined   chan struct{} // signalled (never blocking) when a connection passed its handshake
 	hot      atomic.Int64  // until when (time.Since(epoch)) the readers poll (poll.go)
 	polled   atomic.Uint64 // reads that a poll returned bytes for (tests)
+	pollers  atomic.Int32  // readers polling now (at most maxPollers)
+	// pollersMax is the most readers seen polling at once (tests).
+	pollersMax atomic.Int32
 }
 
 // New checks cfg and returns a transport that accepts connections once

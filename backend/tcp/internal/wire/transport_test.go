@@ -517,3 +517,52 @@ func TestTransportPolling(t *testing.T) {
 		t.Errorf("process 0 does not poll, but %d of its reads were a poll's", n)
 	}
 }
+
+// A process that hears from many others polls at most MaxPollers of its
+// sockets at once, and reads every message all the same.
+func TestTransportPollersBounded(t *testing.T) {
+	const procs, count = 6, 200
+	nodes := cluster(t, procs, func(i int, c *wire.Config) {
+		if i == 1 {
+			c.Spin = 10 * time.Millisecond // polls of 10 ms: its readers all want to poll at once
+		}
+	})
+	defer closeAll(nodes)
+	var dones []chan error
+	for i := range count {
+		if i == 1 {
+			// Every connection is open and its reader polls for its
+			// next frame: without the bound all of them would.
+			for _, ch := range dones {
+				if err := wait(t, ch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dones = nil
+			time.Sleep(5 * time.Millisecond)
+		}
+		for from := range procs {
+			if from != 1 {
+				dones = append(dones, send(t, nodes[from], 1, wire.Header{Src: from, Dst: 1, Tag: i}, pattern(64, i)))
+			}
+		}
+	}
+	for _, ch := range dones {
+		if err := wait(t, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every message", func() bool { return len(nodes[1].arrivals()) == (procs-1)*count })
+	nodes[1].pulls.Wait()
+	next := map[int]int{}
+	for _, a := range nodes[1].arrivals() {
+		i := next[a.h.Src]
+		next[a.h.Src]++
+		if a.err != nil || a.h.Tag != i || !bytes.Equal(a.data, pattern(64, i)) {
+			t.Fatalf("from %d #%d: tag %d, err %v", a.h.Src, i, a.h.Tag, a.err)
+		}
+	}
+	if n := nodes[1].t.PollersMax(); n < 2 || n > wire.MaxPollers {
+		t.Errorf("at most %d readers polled at once, want 2 to %d", n, wire.MaxPollers)
+	}
+}
