@@ -3,7 +3,9 @@
 # backend, and TCP loopback with MPGO_SHM=0) against MPICH's shared-memory
 # path, under the same mpiexec, alternated run by run, the same kernels on
 # both sides (mpbench under a launcher speaks mpbench_mpi's command line).
-# Prints the median of each figure over the runs and mpgo/MPICH ratios.
+# Prints the median of each figure over the runs and mpgo/MPICH ratios;
+# for TCP, against MPICH over TCP too (its UCX transport limited to tcp:
+# UCX_TLS=tcp,self), in the runs where mpgo's TCP runs.
 # The sizes are powers of 4, and 32 KiB and 48 KiB beside them: the two
 # sides of backend/shm's protocol switch (40 KiB) and of its split reads
 # (from 48 KiB).
@@ -22,7 +24,10 @@ for r in $(seq "$runs"); do
 		plans=$lat; [ $b = bw ] && plans=$bw
 		run mpich 2 $b "$out/mpbench_mpi" $b 1 64 $plans
 		run shm 2 $b "$out/mpbench" $b 1 64 $plans
-		[ "$r" -le 3 ] && MPGO_SHM=0 run tcp 2 $b "$out/mpbench" $b 1 64 $plans
+		if [ "$r" -le 3 ]; then
+			MPGO_SHM=0 run tcp 2 $b "$out/mpbench" $b 1 64 $plans
+			UCX_TLS=tcp,self run mpichtcp 2 $b "$out/mpbench_mpi" $b 1 64 $plans
+		fi
 	done
 	run mpich 8 allreduce "$out/mpbench_mpi" allreduce 1 64 $ar
 	run shm 8 allreduce "$out/mpbench" allreduce 1 64 $ar
@@ -39,14 +44,15 @@ vals = read(out, lambda bench: 7 if bench == "bw" else 4)  # (bench, size, impl)
 for bench in ("latency", "bw", "allreduce"):
     unit = "MB/s" if bench == "bw" else "us"
     better = "higher" if bench == "bw" else "lower"
-    print(f"== {bench} ({unit}): medians over rounds; ratio mpgo shm / MPICH ({better} is better): of the medians, and median of the rounds' ratios")
+    print(f"== {bench} ({unit}): medians over rounds; ratio mpgo shm / MPICH and tcp ratio mpgo TCP / MPICH over TCP ({better} is better): of the medians, and median of the rounds' ratios")
     for size in sorted({k[1] for k in vals if k[0] == bench}):
-        row = {n: vals[bench, size, n] for n in ("mpich", "shm", "tcp") if (bench, size, n) in vals}
+        row = {n: vals[bench, size, n] for n in ("mpich", "shm", "mpichtcp", "tcp") if (bench, size, n) in vals}
         cols = " ".join(f"{n}={statistics.median(v):.4g}(n={len(v)})" for n, v in row.items())
-        if "shm" in row and "mpich" in row:
-            r1 = statistics.median(row["shm"]) / statistics.median(row["mpich"])
-            r2 = statistics.median(a / b for a, b in zip(row["shm"], row["mpich"]))
-            cols += f"  ratio={r1:.2f} paired={r2:.2f}"
+        for ours, theirs, label in (("shm", "mpich", ""), ("tcp", "mpichtcp", "tcp ")):
+            if ours in row and theirs in row:
+                r1 = statistics.median(row[ours]) / statistics.median(row[theirs])
+                r2 = statistics.median(a / b for a, b in zip(row[ours], row[theirs]))
+                cols += f"  {label}ratio={r1:.2f} paired={r2:.2f}"
         print(f"{size:>9} {cols}")
 PY
 echo "raw lines in $out" >&2
