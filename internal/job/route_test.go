@@ -86,3 +86,43 @@ func sumOf(s []int) int {
 	}
 	return n
 }
+
+// stubDevice is a device that carries nothing; it counts the calls a
+// route makes to Drive and Waiting.
+type stubDevice struct{ drives, waits int }
+
+func (d *stubDevice) Start(device.Engine) error { return nil }
+func (d *stubDevice) Send(int, int, device.Envelope, []byte, func(error)) error {
+	return device.ErrNotSupported
+}
+func (d *stubDevice) Close() error { return nil }
+
+// stubNear polls (device.Progressor); stubFar wants to hear of waits.
+type (
+	stubNear struct{ stubDevice }
+	stubFar  struct{ stubDevice }
+)
+
+func (d *stubNear) Drive(w device.Waiter) bool { d.drives++; return w.Ready() }
+func (d *stubFar) Waiting()                    { d.waits++ }
+
+type readyWaiter bool
+
+func (w readyWaiter) Ready() bool { return bool(w) }
+
+// A route's Drive tells its far device that a rank waits (the TCP
+// device's readers then poll) and drives its near device's progress.
+func TestRouteDriveTellsFar(t *testing.T) {
+	near, far := &stubNear{}, &stubFar{}
+	r := job.Route(near, far, func(proc int) bool { return proc == 0 }, func(rank int) int { return rank })
+	p, ok := r.(device.Progressor)
+	if !ok {
+		t.Fatal("a route is no device.Progressor")
+	}
+	if p.Drive(readyWaiter(false)) || !p.Drive(readyWaiter(true)) {
+		t.Error("Drive does not report its waiter's readiness")
+	}
+	if near.drives != 2 || far.waits != 2 {
+		t.Errorf("2 Drives: near driven %d times, far told %d times; want 2 and 2", near.drives, far.waits)
+	}
+}
