@@ -87,7 +87,7 @@ func (c *conn) poll(p []byte) (n int, ok bool) {
 	defer func() { pr.buf = nil; t.pollers.Add(-1) }()
 	start, limit := time.Now(), min(t.cfg.Spin, pollEpisode)
 	for i := 0; ; i++ {
-		pr.n, pr.err = 0, syscall.EAGAIN
+		pr.n, pr.err, pr.ready = 0, syscall.EAGAIN, false
 		if c.raw.Control(pr.check); pr.ready && c.raw.Read(pr.read) != nil {
 			return 0, false
 		}

@@ -103,8 +103,8 @@ type Config struct {
 	// ring) and waits until the previous one connected to it. The
 	// processes of a job must agree on it.
 	Heartbeat time.Duration
-	// Spin, when not zero, is how long the readers of incoming messages
-	// poll their sockets after a rank of this process began to wait
+	// Spin, when not zero, is how long the connections' readers poll
+	// their sockets after a rank of this process began to wait
 	// (Transport.Waiting; poll.go) instead of waiting in the runtime's
 	// network poller. Zero: they never poll. Set it only where this
 	// process's polling cannot take a core from another process's work:
