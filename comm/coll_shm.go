@@ -513,7 +513,16 @@ func (c *Comm) shmArrive(what string, sig shmSig, sl *shmSlot, op Op) (*shmCall,
 		st.held[p] = held
 	}
 	sig.bad = sl != nil && sl.err != nil
-	x.sigs[c.rank] = sig
+	if x.sigs[c.rank] != sig {
+		// Written only when it changed (a loop of one collective writes
+		// the same signature every second call): the members' signatures
+		// share lines, and a store takes the line from the others, who
+		// read it again at the next verdict. On 2 goroutine ranks, with
+		// the verdict written likewise (decide): Barrier 198 -> 161 ns,
+		// 8-byte Allreduce 257 -> 233, Bcast 245 -> 221 (mpbench, medians
+		// of 5 alternated runs); 8 and 100,000 ranks unchanged.
+		x.sigs[c.rank] = sig
+	}
 	if x.k, x.open, err = s.gate.arrive(c, x, op); err != nil {
 		return nil, collErr(what, err)
 	}
@@ -525,7 +534,9 @@ func (c *Comm) shmArrive(what string, sig shmSig, sl *shmSlot, op Op) (*shmCall,
 // the rows where the verdict lets it go on.
 func (x *shmCall) decide(op Op) {
 	v := &x.s.verdicts[x.p]
-	*v = x.judge()
+	if nv := x.judge(); *v != nv {
+		*v = nv // only when it changed, as the signatures (shmArrive)
+	}
 	if op != nil && v.bad < 0 && v.sameN {
 		n := x.sigs[0].n
 		rows, res := x.s.rows[x.p], x.s.result[x.p][:n]
