@@ -118,6 +118,20 @@ func (sl *shmSlot) clear(sig shmSig) {
 	sl.kind, sl.root, sl.t, sl.n = sig.kind, int(sig.root), sig.t, sig.n
 }
 
+// same reports whether sl and o hold the same arguments: the same
+// buffers (the same memory, the same lengths), the same values, and no
+// error (errors are not compared: == on some error types panics).
+func (sl *shmSlot) same(o *shmSlot) bool {
+	return sl.kind == o.kind && sl.root == o.root && sl.t == o.t && sl.n == o.n && sl.err == nil && o.err == nil &&
+		sameSlice(sl.a, o.a) && sameSlice(sl.b, o.b) && sameSlice(sl.off, o.off) && sameSlice(sl.cnt, o.cnt) &&
+		sameSlice(sl.roff, o.roff) && sameSlice(sl.rcnt, o.rcnt)
+}
+
+// sameSlice reports whether a and b are the same view of the same memory.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
 // empty reports whether sl names no buffer and no error: what the
 // verdict reads of it is all in its signature, and its users read no
 // more of it, so it need not be written.
@@ -506,7 +520,12 @@ func (c *Comm) shmArrive(what string, sig shmSig, sl *shmSlot, op Op) (*shmCall,
 		// only to drop the buffers an earlier call left there: on 100,000
 		// ranks, every cache line a rank touches per call costs.
 		if held {
-			*x.me = *sl
+			// Written only when it changed, as the signature below: the
+			// others read it at every call (8-byte Allreduce on 2 ranks
+			// 220 -> 188 ns, BenchmarkCollAllreduce, 4 alternated runs).
+			if !x.me.same(sl) {
+				*x.me = *sl
+			}
 		} else {
 			x.me.clear(sig)
 		}
