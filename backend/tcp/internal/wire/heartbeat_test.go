@@ -71,11 +71,29 @@ func silentProcess(t *testing.T, ln net.Listener, self, procs int, dial map[int]
 // 0 → 1), and it dialed process 2 (1 → 2). Nobody sent it a message:
 // the ring alone watches it. The live processes do not lose each other.
 func TestHeartbeatSilentProcess(t *testing.T) {
+	t.Run("waiting", func(t *testing.T) { heartbeatSilentProcess(t, false) })
+	// Readers that poll all the time, as if ranks kept waiting: a poll
+	// ends after Config.Spin, and the read that blocks then sees the
+	// heartbeat's deadline.
+	t.Run("polling", func(t *testing.T) { heartbeatSilentProcess(t, true) })
+}
+
+func heartbeatSilentProcess(t *testing.T, polling bool) {
 	const n, heartbeat = 3, 100 * time.Millisecond
 	lns, addrs := listeners(t, n)
 	silentProcess(t, lns[1], 1, n, map[int]string{2: addrs[2]})
-	withHeartbeat := func(i int, c *wire.Config) { c.Heartbeat = heartbeat }
+	withHeartbeat := func(i int, c *wire.Config) {
+		c.Heartbeat = heartbeat
+		if polling {
+			c.Spin = 5 * time.Millisecond
+		}
+	}
 	nodes := []*node{newNode(t, 0, lns, addrs, withHeartbeat), newNode(t, 2, lns, addrs, withHeartbeat)}
+	if polling {
+		for _, nd := range nodes {
+			nd.t.PollAlways()
+		}
+	}
 	start := time.Now()
 	startAll(t, nodes)
 	defer closeAll(nodes)
