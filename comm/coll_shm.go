@@ -45,6 +45,10 @@ import (
 //     later, which every member reaches after its read.
 //     A call whose ranks read each other's own buffers (direct) ends with
 //     a second gate, after which nobody touches them.
+//   - A slot, a signature and a verdict are stored only when their value
+//     changed (shmArrive, decide): the others read them at every call,
+//     and a store of the same value would take their cache lines from
+//     them all the same.
 //   - gate.pass is a barrier: count counts arrivals, and the last arriver
 //     of generation k (the value of gen) resets count and then moves gen
 //     to k+1, which opens the gate; nobody of generation k+1 can arrive
