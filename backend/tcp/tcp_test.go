@@ -25,9 +25,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var playTCP = jobtest.Harness(openTCP)
 
 // openTCP is the TCP backend's job.Opener, with eager as its eager limit.
-func openTCP(eager int) job.Opener {
-	return func(kv device.KV, l device.Layout) (device.Device, error) {
-		return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Getenv: func(string) string { return "" }})
+func openTCP(eager int) job.Opener { return openTCPWith(nil)(eager) }
+
+// openTCPWith is openTCP with tweak applied to each process's Config.
+func openTCPWith(tweak func(c *tcp.Config)) func(eager int) job.Opener {
+	return func(eager int) job.Opener {
+		return func(kv device.KV, l device.Layout) (device.Device, error) {
+			cfg := tcp.Config{Layout: l, EagerLimit: eager, Getenv: func(string) string { return "" }}
+			if tweak != nil {
+				tweak(&cfg)
+			}
+			return tcp.Open(kv, cfg)
+		}
 	}
 }
 
@@ -43,12 +52,7 @@ func TestTCPBackend(t *testing.T) {
 // sockets while its ranks wait (Config.Spin, whatever the node's size):
 // the same semantics whether a reader polls or waits in the poller.
 func TestTCPBackendPolling(t *testing.T) {
-	devicetest.TestBackend(t, jobtest.Harness(func(eager int) job.Opener {
-		return func(kv device.KV, l device.Layout) (device.Device, error) {
-			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Spin: 50 * time.Microsecond,
-				Getenv: func(string) string { return "" }})
-		}
-	}))
+	devicetest.TestBackend(t, jobtest.Harness(openTCPWith(func(c *tcp.Config) { c.Spin = 50 * time.Microsecond })))
 }
 
 // Config.Spin: negative never polls, positive is taken as it is, zero
@@ -104,12 +108,7 @@ func TestTCPBackendHeartbeat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	devicetest.TestBackend(t, jobtest.Harness(func(eager int) job.Opener {
-		return func(kv device.KV, l device.Layout) (device.Device, error) {
-			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Heartbeat: time.Second,
-				Getenv: func(string) string { return "" }})
-		}
-	}))
+	devicetest.TestBackend(t, jobtest.Harness(openTCPWith(func(c *tcp.Config) { c.Heartbeat = time.Second })))
 }
 
 // MPGO_HEARTBEAT: a Go duration of at least MinHeartbeat, or 0 for none;
@@ -147,12 +146,8 @@ func TestPollingAllocatesNothing(t *testing.T) {
 	}
 	const rounds = 2000
 	var before, after runtime.MemStats
-	errs := jobtest.Harness(func(eager int) job.Opener {
-		return func(kv device.KV, l device.Layout) (device.Device, error) {
-			return tcp.Open(kv, tcp.Config{Layout: l, EagerLimit: eager, Spin: time.Millisecond,
-				Getenv: func(string) string { return "" }})
-		}
-	})(t, devicetest.Shape{Procs: 2, Ranks: 1}, func(w *comm.Comm) error {
+	play := jobtest.Harness(openTCPWith(func(c *tcp.Config) { c.Spin = time.Millisecond }))
+	errs := play(t, devicetest.Shape{Procs: 2, Ranks: 1}, func(w *comm.Comm) error {
 		buf := make([]byte, 8)
 		for range 100 { // warm-up: connections, pools
 			if err := jobtest.RoundTrip(w, buf, 1); err != nil {
