@@ -142,6 +142,19 @@ func (d *engineOf) Send(int, int, device.Envelope, []byte, func(error)) error {
 }
 func (d *engineOf) Close() error { return nil }
 
+// remoteWorld makes a world of 2 ranks: rank 0 runs here, rank 1 in
+// another process behind the returned device. It closes as the test ends.
+func remoteWorld(t *testing.T) (*engineOf, *comm.World) {
+	t.Helper()
+	d := &engineOf{}
+	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return d, w
+}
+
 func TestDeviceConfigErrors(t *testing.T) {
 	one := func(int) int { return 0 }
 	if _, err := comm.NewWorld(4, comm.Config{Local: []int{0, 1}}); !errors.Is(err, comm.ErrArg) {
@@ -153,12 +166,7 @@ func TestDeviceConfigErrors(t *testing.T) {
 	if _, err := comm.NewWorld(4, comm.Config{Local: []int{0}, Device: &engineOf{}}); !errors.Is(err, comm.ErrArg) {
 		t.Errorf("a device without a process map: %v", err)
 	}
-	d := &engineOf{}
-	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	d, _ := remoteWorld(t)
 	if _, err := d.e.Arrive(0, 1, device.Envelope{}, device.Bytes(nil)); !errors.Is(err, comm.ErrRank) {
 		t.Errorf("arrival for a rank that is not local: %v", err)
 	}
@@ -188,12 +196,7 @@ func TestDeviceConfigErrors(t *testing.T) {
 // PeerFailure that wraps ErrPeerLost; a control message that is not one
 // is refused as malformed.
 func TestDeviceFailureNote(t *testing.T) {
-	d := &engineOf{}
-	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	d, w := remoteWorld(t)
 	if _, err := d.e.Arrive(1, 0, device.Envelope{Tag: 99, Len: 2}, device.Bytes("hi")); !errors.Is(err, comm.ErrArg) {
 		t.Errorf("control message of an unknown kind: %v", err)
 	}
@@ -207,7 +210,7 @@ func TestDeviceFailureNote(t *testing.T) {
 	if _, err := d.e.Arrive(1, 0, device.Envelope{Tag: 1, Len: len(note)}, device.Bytes(note)); err != nil {
 		t.Fatalf("failure note: %v", err)
 	}
-	err = d.e.Err()
+	err := d.e.Err()
 	var pf *comm.PeerFailure
 	if !errors.As(err, &pf) || pf.Rank != 1 || pf.Msg != note || !errors.Is(err, comm.ErrPeerLost) || !errors.Is(err, comm.ErrAborted) {
 		t.Fatalf("Err after a failure note: %v", err)
@@ -236,12 +239,7 @@ func (m *incoming) PullArriving(dst []byte) error { m.arrivings++; copy(dst, m.b
 // and large eager payloads, and an empty one, reach their receives
 // intact after the device's memory was overwritten.
 func TestDeviceEagerArrivalCopied(t *testing.T) {
-	d := &engineOf{}
-	w, err := comm.NewWorld(2, comm.Config{Local: []int{0}, Device: d, Process: func(r int) int { return r }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	d, w := remoteWorld(t)
 	sizes := []int{8, 64, 65, 4 << 10, 0}
 	for i, n := range sizes {
 		m := &incoming{b: payload(n, uint64(i+1))}
