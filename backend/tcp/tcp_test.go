@@ -77,25 +77,8 @@ func TestSpinDefault(t *testing.T) {
 // MPGO_TCP_SPIN: a duration up to a second, or 0 for none; anything else
 // fails Open with ErrBootstrap and ErrArg.
 func TestSpinEnv(t *testing.T) {
-	for _, tt := range []struct {
-		value string
-		ok    bool
-	}{{"", true}, {"0", true}, {"0s", true}, {"100us", true}, {"1s", true}, {"2s", false}, {"-1ms", false}, {"100", false}} {
-		kv := pmi.NewMemory(1)[0]
-		d, err := tcp.Open(kv, tcp.Config{Layout: device.Layout{Ranks: 1, Owner: func(int) int { return 0 }},
-			Getenv: func(k string) string {
-				if k == "MPGO_TCP_SPIN" {
-					return tt.value
-				}
-				return ""
-			}})
-		if d != nil {
-			d.Close()
-		}
-		if ok := err == nil; ok != tt.ok || !ok && (!errors.Is(err, device.ErrBootstrap) || !errors.Is(err, device.ErrArg)) {
-			t.Errorf("MPGO_TCP_SPIN=%q: %v", tt.value, err)
-		}
-	}
+	checkEnv(t, "MPGO_TCP_SPIN", []envCase{{"", true}, {"0", true}, {"0s", true}, {"100us", true}, {"1s", true},
+		{"2s", false}, {"-1ms", false}, {"100", false}})
 }
 
 // The conformance suite with a heartbeat: pings on idle connections, the
@@ -114,14 +97,26 @@ func TestTCPBackendHeartbeat(t *testing.T) {
 // MPGO_HEARTBEAT: a Go duration of at least MinHeartbeat, or 0 for none;
 // anything else fails Open with ErrBootstrap and ErrArg.
 func TestHeartbeatEnv(t *testing.T) {
-	for _, tt := range []struct {
-		value string
-		ok    bool
-	}{{"", true}, {"0", true}, {"10s", true}, {"100ms", true}, {"50ms", false}, {"-1s", false}, {"10", false}, {"soon", false}} {
+	checkEnv(t, "MPGO_HEARTBEAT", []envCase{{"", true}, {"0", true}, {"10s", true}, {"100ms", true},
+		{"50ms", false}, {"-1s", false}, {"10", false}, {"soon", false}})
+}
+
+// envCase is a value of an environment variable and whether Open takes it.
+type envCase struct {
+	value string
+	ok    bool
+}
+
+// checkEnv opens a one-process device with each case's value of the
+// environment variable key: Open succeeds when the case says ok, and
+// fails otherwise with an error wrapping ErrBootstrap and ErrArg.
+func checkEnv(t *testing.T, key string, cases []envCase) {
+	t.Helper()
+	for _, tt := range cases {
 		kv := pmi.NewMemory(1)[0]
 		d, err := tcp.Open(kv, tcp.Config{Layout: device.Layout{Ranks: 1, Owner: func(int) int { return 0 }},
 			Getenv: func(k string) string {
-				if k == "MPGO_HEARTBEAT" {
+				if k == key {
 					return tt.value
 				}
 				return ""
@@ -130,7 +125,7 @@ func TestHeartbeatEnv(t *testing.T) {
 			d.Close()
 		}
 		if ok := err == nil; ok != tt.ok || !ok && (!errors.Is(err, device.ErrBootstrap) || !errors.Is(err, device.ErrArg)) {
-			t.Errorf("MPGO_HEARTBEAT=%q: %v", tt.value, err)
+			t.Errorf("%s=%q: %v", key, tt.value, err)
 		}
 	}
 }
