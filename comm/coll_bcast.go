@@ -5,6 +5,13 @@ import "github.com/mpgo/mpgo/comm/internal/coll"
 // Bcast broadcasts root's buf, elements of type t, into buf on every
 // member. Every member must pass a buffer of the same length: a difference
 // fails with an error wrapping [ErrTruncate].
+//
+// The root may return before the others have received: once they can
+// read its data (a copy, for a small buf), as an MPI root returns once
+// its message is buffered. A mismatch (length, type, root) then fails
+// the others' calls, not the root's, as it does in the message-passing
+// algorithms. The root's next collective on c waits for the others to
+// have reached this one first.
 func (c *Comm) Bcast(buf []byte, t Type, root int) error {
 	const what = "bcast"
 	if err := c.begin(what); err != nil {
@@ -50,6 +57,24 @@ func (c *Comm) bcastShm(buf []byte, t Type, root int, local error) error {
 			staged = coll.StagedCrowded(coll.Bcast, len(buf), c.size)
 		}
 		c.publish(&sl, buf, staged)
+		if staged && local == nil {
+			// The others read the staged copy: the root need not wait
+			// for them (leave).
+			x, err := c.shmArrive("bcast", sl.sig(), &sl, nil)
+			if err != nil {
+				return err
+			}
+			if x.leave() {
+				return nil
+			}
+			if err := x.await(); err != nil {
+				return err
+			}
+			if x.err == nil {
+				x.err = x.sameLen("buffer", root)
+			}
+			return x.finish()
+		}
 	}
 	x, err := c.shmStart("bcast", &sl)
 	if err != nil {

@@ -103,6 +103,7 @@ func (c *Comm) combinedArrive(what string, kind collKind, send []byte, t Type, o
 		return nil, collErr(what, err)
 	}
 	n := len(send)
+	c.settleLeft()         // before the row is written
 	p := c.state().gen & 1 // the generation shmArrive will use
 	copy(s.rows[p][c.rank*coll.CombineLimit:][:n], send)
 	sig := shmSig{kind: kind | kStaged, root: int32(max(root, 0)), t: t, n: n}

@@ -68,6 +68,12 @@ import (
 //     k+2 cannot begin before that sleeper arrived at k+1. So a gate that
 //     opens before anyone sleeps (every member arriving within a poll, the
 //     usual case) costs a counter and a word, and no request.
+//   - A broadcast's root whose data is staged may leave a call at its
+//     first gate without awaiting it (shmCall.leave): it awaits it, and
+//     passes the call's second gate if the verdict gives it one, at the
+//     start of its next call (settleLeft), before it writes staging, a
+//     row or a slot, so that the rules above hold for it too; it alone
+//     does not learn the verdict.
 //   - A member that leaves a gate by an error (an abort, the deadlock
 //     detector) has counted itself in a generation that has not opened:
 //     a late member may still arrive last and judge that call's slots.
@@ -186,19 +192,21 @@ const (
 
 // gate is a barrier of the members of one communicator.
 type gate struct {
-	n        int32
-	yields   int  // how many times a waiter yields its P before it parks (gateYields)
-	spins    bool // the world's waiters may spin (engine.Endpoint.Spins)
-	count    atomic.Int32
-	_        [60]byte                   // count, written by every arriver, apart from what waiters read
-	gen      atomic.Uint32              // the generation: moved on by its last arriver
-	sleepers [2]atomic.Pointer[gateGen] // by the parity of gen: the request its sleepers wait on
+	n      int32
+	yields int  // how many times a waiter yields its P before it parks (gateYields)
+	spins  bool // the world's waiters may spin (engine.Endpoint.Spins)
+	count  atomic.Int32
 	// broken is the error of the first pass that failed (an abort, the
 	// deadlock detector): the members it failed left without the gate
 	// opening, and a late arriver may still count itself in and read the
 	// slots of that call, so no member may publish or count again; every
 	// later shared-memory collective on the communicator fails with it.
-	broken atomic.Pointer[error]
+	// Read by every arriver just before it counts itself: on count's
+	// line, which the arriver takes anyway.
+	broken   atomic.Pointer[error]
+	_        [48]byte                   // count and broken, written by every arriver, apart from what waiters read
+	gen      atomic.Uint32              // the generation: moved on by its last arriver
+	sleepers [2]atomic.Pointer[gateGen] // by the parity of gen: the request its sleepers wait on
 }
 
 // failed returns the error of a communicator whose gate broke, nil if it
@@ -449,6 +457,7 @@ type shmCall struct {
 	p     uint64     // this generation's parity
 	k     uint32     // the generation of the first gate
 	open  bool       // the caller opened the first gate (it arrived last)
+	left  bool       // the caller left the call at its first gate (leave), and ends it in its next (settleLeft)
 	v     shmVerdict // what the slots say, as the last arriver at the first gate judged
 	err   error      // the outcome: the same on every member where arguments must agree
 	what  string
@@ -504,15 +513,16 @@ func (c *Comm) shmStart(what string, sl *shmSlot) (*shmCall, error) {
 func (c *Comm) shmArrive(what string, sig shmSig, sl *shmSlot, op Op) (*shmCall, error) {
 	s, err := c.shm()
 	if err == nil {
+		c.settleLeft()
 		err = s.gate.failed(c) // before the slot is written: see gate.broken
 	}
 	if err != nil {
 		return nil, collErr(what, err)
 	}
 	st := c.state()
+	x := &st.call
 	p := st.gen & 1
 	st.gen++
-	x := &st.call
 	x.reset()
 	x.c, x.s, x.what, x.p, x.slots, x.sigs = c, s, what, p, s.slots[p], s.sigs[p]
 	x.me = &x.slots[c.rank]
@@ -602,6 +612,7 @@ func (x *shmCall) await() error {
 // stageInput copies in to the caller's staging storage of this generation
 // (to be published in its slot before the gate).
 func (c *Comm) stageInput(in []byte) []byte {
+	c.settleLeft()
 	st := c.state()
 	p := st.gen & 1 // the generation shmStart will use
 	if cap(st.stage[p]) < len(in) {
@@ -739,4 +750,46 @@ const block = 8 << 10
 func (x *shmCall) blockLen() int {
 	u := coll.Unit(x.sigs[x.c.rank].t.Size())
 	return max(u, block/u*u)
+}
+
+// leave ends the call for a caller that need not wait for the others (a
+// broadcast's root whose input is staged: they read the copy), and
+// reports true, when it did not open the first gate. It does not learn
+// the verdict: a mismatch fails the others' calls, not its own (as a
+// root's whose broadcast is a tree of messages, and MPI libraries').
+// Its next shared-memory collective on the communicator ends the call
+// first (settleLeft), before it writes anything of its own. A caller that
+// opened the gate knows the verdict already, and ends the call as any
+// other.
+func (x *shmCall) leave() bool {
+	if x.open {
+		return false
+	}
+	x.left = true
+	return true
+}
+
+// settleLeft ends the shared-memory collective on c that the caller left
+// (leave), if any, before it writes anything of its next one (staging,
+// its row, its slot: a member may still read those of the call before
+// the one it left, until it arrives at the left call's gate). It awaits
+// the left call's gate and passes its second gate if it has one. What
+// fails there (an abort, the deadlock detector) breaks the gate
+// (gate.sleep), and the next call fails with it before it arrives
+// (shmArrive).
+func (c *Comm) settleLeft() {
+	if st := c.cst; st != nil && st.call.left {
+		st.call.left = false
+		st.call.end()
+	}
+}
+
+// end is settleLeft's part for the call x left.
+//
+//go:noinline
+func (x *shmCall) end() {
+	if x.await() == nil {
+		x.err = nil // the others' outcome, not the caller's (leave)
+		x.finish()  //nolint:errcheck // its error broke the gate: see settleLeft
+	}
 }
