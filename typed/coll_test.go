@@ -412,7 +412,9 @@ func TestTypedMismatch(t *testing.T) {
 		if w.Rank() == 1 {
 			n = 5
 		}
-		if err := c.Bcast(make([]float64, n), 0); !errors.Is(err, comm.ErrTruncate) {
+		// The root may have returned before the others judged the call
+		// (Comm.Bcast): it may succeed.
+		if err := c.Bcast(make([]float64, n), 0); !errors.Is(err, comm.ErrTruncate) && (err != nil || w.Rank() != 0) {
 			return fmt.Errorf("bcast of different counts: %v", err)
 		}
 		if err := c.Allreduce(make([]float64, 2), make([]float64, 3), typed.Sum); !errors.Is(err, comm.ErrArg) {
@@ -428,7 +430,7 @@ func TestTypedMismatch(t *testing.T) {
 		} else {
 			e = c.Bcast(make([]float64, 2), 0)
 		}
-		if !errors.Is(e, comm.ErrType) {
+		if !errors.Is(e, comm.ErrType) && (e != nil || w.Rank() != 0) {
 			return fmt.Errorf("bcast of different types: %v", e)
 		}
 		return nil
