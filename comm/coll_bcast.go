@@ -51,33 +51,23 @@ func (c *Comm) bcast(buf []byte, t Type, root int, local error) error {
 
 func (c *Comm) bcastShm(buf []byte, t Type, root int, local error) error {
 	sl := shmSlot{kind: kBcast, root: root, t: t, n: len(buf), b: buf, err: local}
+	leaves := false // the root, whose staged copy the others read: it need not wait for them (leave)
 	if c.rank == root {
 		staged := coll.Staged(coll.Bcast, len(buf), c.size)
 		if !c.ep.Spins() { // the world's ranks outnumber its Ps
 			staged = coll.StagedCrowded(coll.Bcast, len(buf), c.size)
 		}
 		c.publish(&sl, buf, staged)
-		if staged && local == nil {
-			// The others read the staged copy: the root need not wait
-			// for them (leave).
-			x, err := c.shmArrive("bcast", sl.sig(), &sl, nil)
-			if err != nil {
-				return err
-			}
-			if x.leave() {
-				return nil
-			}
-			if err := x.await(); err != nil {
-				return err
-			}
-			if x.err == nil {
-				x.err = x.sameLen("buffer", root)
-			}
-			return x.finish()
-		}
+		leaves = staged && local == nil
 	}
-	x, err := c.shmStart("bcast", &sl)
+	x, err := c.shmArrive("bcast", sl.sig(), &sl, nil)
 	if err != nil {
+		return err
+	}
+	if leaves && x.leave() {
+		return nil
+	}
+	if err := x.await(); err != nil {
 		return err
 	}
 	if x.err == nil {

@@ -520,9 +520,9 @@ func (c *Comm) shmArrive(what string, sig shmSig, sl *shmSlot, op Op) (*shmCall,
 		return nil, collErr(what, err)
 	}
 	st := c.state()
-	x := &st.call
 	p := st.gen & 1
 	st.gen++
+	x := &st.call
 	x.reset()
 	x.c, x.s, x.what, x.p, x.slots, x.sigs = c, s, what, p, s.slots[p], s.sigs[p]
 	x.me = &x.slots[c.rank]
