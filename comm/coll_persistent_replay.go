@@ -395,8 +395,7 @@ func (c *Comm) bruckAlltoallReplay(send, recv []byte, t Type) *replay {
 	}
 	d := c.newReplay("alltoall", t)
 	d.before = func() {
-		copy(tmp, send[me*k:n*k])
-		copy(tmp[(n-me)*k:], send[:me*k])
+		coll.BruckRotate(tmp, send, me, n, k)
 		packFor(0)
 	}
 	for s := range to {
@@ -409,10 +408,7 @@ func (c *Comm) bruckAlltoallReplay(send, recv []byte, t Type) *replay {
 				packFor(s + 1)
 				return
 			}
-			for j := range n { // block i of tmp is rank me-i's
-				i := (me - j + n) % n
-				copy(recv[j*k:(j+1)*k], tmp[i*k:(i+1)*k])
-			}
+			coll.BruckPlace(recv, tmp, me, n, k)
 		}
 		if !d.step(coll.TagAlltoallBruck, to[s], pack[:m*k], from[s], alignedBytes(m*k), step) {
 			return nil

@@ -50,8 +50,7 @@ func (x *Call) AlltoallBruck(send, recv []byte, k int) {
 	n, me := x.size, x.rank
 	sc := x.p.Scratch(3, n*k)
 	tmp, pack, unpack := sc[0], sc[1], sc[2]
-	copy(tmp, send[me*k:n*k])
-	copy(tmp[(n-me)*k:], send[:me*k])
+	BruckRotate(tmp, send, me, n, k)
 	for p := 1; p < n; p <<= 1 {
 		m := 0
 		for i := 0; i < n; i++ {
@@ -69,8 +68,21 @@ func (x *Call) AlltoallBruck(send, recv []byte, k int) {
 			}
 		}
 	}
-	for j := 0; j < n; j++ {
-		i := (me - j + n) % n
+	BruckPlace(recv, tmp, me, n, k)
+}
+
+// BruckRotate copies send, n blocks of k bytes, into tmp rotated left by
+// rank blocks: where Bruck's Alltoall starts on rank.
+func BruckRotate(tmp, send []byte, rank, n, k int) {
+	copy(tmp, send[rank*k:n*k])
+	copy(tmp[(n-rank)*k:], send[:rank*k])
+}
+
+// BruckPlace puts the blocks of tmp, where Bruck's Alltoall ends on rank
+// (block i holds rank-i's block for it), in place in recv.
+func BruckPlace(recv, tmp []byte, rank, n, k int) {
+	for j := range n {
+		i := (rank - j + n) % n
 		copy(recv[j*k:(j+1)*k], tmp[i*k:(i+1)*k])
 	}
 }
