@@ -205,13 +205,10 @@ func spin(cfg time.Duration, onNode int) time.Duration {
 // -1), or nothing (0: the default).
 func spinEnv(getenv func(string) string) (time.Duration, error) {
 	v := getenv("MPGO_TCP_SPIN")
-	switch v {
-	case "":
+	if v == "" {
 		return 0, nil
-	case "0":
-		return -1, nil
 	}
-	d, err := time.ParseDuration(v)
+	d, err := time.ParseDuration(v) // "0" too: never, below
 	if err != nil || d < 0 || d > time.Second {
 		return 0, fmt.Errorf("%w: MPGO_TCP_SPIN=%q: want a duration up to 1s such as 100us, or 0 for none: %w", device.ErrBootstrap, v, device.ErrArg)
 	}
