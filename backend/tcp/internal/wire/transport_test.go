@@ -219,6 +219,17 @@ func send(t *testing.T, nd *node, to int, h wire.Header, data []byte) chan error
 	return ch
 }
 
+// waitAll waits for every send of dones (send) and fails the test at the
+// first that failed.
+func waitAll(t *testing.T, dones []chan error) {
+	t.Helper()
+	for _, ch := range dones {
+		if err := wait(t, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func wait(t *testing.T, ch chan error) error {
 	t.Helper()
 	select {
@@ -258,11 +269,7 @@ func TestTransportMessages(t *testing.T) {
 			dones = append(dones, send(t, nodes[from], 0, h, pattern(size, from*100+i)))
 		}
 	}
-	for _, ch := range dones {
-		if err := wait(t, ch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, dones)
 	waitFor(t, "every message", func() bool { return len(nodes[0].arrivals()) == 2*len(sizes) })
 	nodes[0].pulls.Wait() // no Add after this: every message arrived
 	got := nodes[0].arrivals()
@@ -322,11 +329,7 @@ func TestTransportCredits(t *testing.T) {
 			}
 		}
 	}
-	for _, ch := range dones {
-		if err := wait(t, ch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, dones)
 }
 
 // Messages at or above the eager limit go eagerly while the credit
@@ -383,11 +386,7 @@ func TestTransportLargeEager(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	for _, ch := range dones[2:] { // the first two were waited for above
-		if err := wait(t, ch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, dones[2:]) // the first two were waited for above
 }
 
 // A process that dies: the others learn it, pending transfers with it
@@ -497,11 +496,7 @@ func TestTransportPolling(t *testing.T) {
 			}
 			dones = append(dones, send(t, nodes[from], to, h, pattern(size, i)))
 		}
-		for _, ch := range dones {
-			if err := wait(t, ch); err != nil {
-				t.Fatal(err)
-			}
-		}
+		waitAll(t, dones)
 		waitFor(t, "every message", func() bool { return len(nodes[to].arrivals()) == len(sizes) })
 		nodes[to].pulls.Wait()
 		for i, a := range nodes[to].arrivals() {
@@ -533,11 +528,7 @@ func TestTransportPollersBounded(t *testing.T) {
 		if i == 1 {
 			// Every connection is open and its reader polls for its
 			// next frame: without the bound all of them would.
-			for _, ch := range dones {
-				if err := wait(t, ch); err != nil {
-					t.Fatal(err)
-				}
-			}
+			waitAll(t, dones)
 			dones = nil
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -547,11 +538,7 @@ func TestTransportPollersBounded(t *testing.T) {
 			}
 		}
 	}
-	for _, ch := range dones {
-		if err := wait(t, ch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitAll(t, dones)
 	waitFor(t, "every message", func() bool { return len(nodes[1].arrivals()) == (procs-1)*count })
 	nodes[1].pulls.Wait()
 	next := map[int]int{}
