@@ -24,8 +24,9 @@ import (
 //   - active counts the goroutines of the receiving rank that spin (on a
 //     core of their own) waiting for a receive or a probe on the pair, plus
 //     armBit while the pair is armed: the rank posted a receive on it
-//     while another was posted there, and none of its goroutines has
-//     slept in the engine since. A sender whose message fits a lane
+//     while another was posted there, or waited for a receive on it
+//     small enough for the lane where waiters spin (Request.watched),
+//     and none of its goroutines has slept in the engine since. A sender whose message fits a lane
 //     (standard mode, an eager payload of at most laneMax bytes of its own
 //     buffer) writes it into the lane while active is not zero, completes
 //     its send at once, and touches nothing else of the pair.
@@ -81,7 +82,8 @@ import (
 //
 // Lanes exist in worlds of at most laneRanks ranks, and between ranks of
 // this process; a pair gets one the first time its receiver posts a
-// second receive on it.
+// second receive on it, or waits for one a lane carries in a world whose
+// waiters spin.
 type lane struct {
 	// The producer's: the sending rank's goroutines, one at a time.
 	mu    sync.Mutex
@@ -98,6 +100,13 @@ type lane struct {
 	// pair (laneCond.spinning), plus armBit while the pair is armed.
 	active atomic.Int32
 	_      [cacheLine - 4]byte
+
+	// xfer averages, in nanoseconds, how long the producer's stores of
+	// a record's header cell took, sampled once a lap of the ring while
+	// the consumer runs on another P (near). Written by the producer,
+	// read by the consumer's waits.
+	xfer atomic.Int64
+	_    [cacheLine - 8]byte
 
 	cells [laneCells]laneCell
 }
@@ -185,11 +194,21 @@ func (l *lane) put(in *inbox, m *msg) bool {
 		c.stamp.Store(h + 1)
 		h, i = h+pad, 0
 	}
+	seq := in.seq.Add(1) // it arrives now, for AnySource's order across pairs; under l.mu: in the lane's order
+	var t0 int64
+	sample := i == 0 && in.ep.onOtherP() // once a lap: the time of the cell's stores (near)
+	if sample {
+		t0 = nanotime()
+	}
 	c := &l.cells[i]
-	c.ctx, c.tag, c.src, c.n, c.typ, c.skip = m.ctx, int64(m.tag), int32(m.src), uint16(len(buf)), m.typ, false
-	c.seq = in.seq.Add(1) // it arrives now, for AnySource's order across pairs; under l.mu: in the lane's order
+	c.ctx, c.tag, c.src, c.n, c.typ, c.skip, c.seq = m.ctx, int64(m.tag), int32(m.src), uint16(len(buf)), m.typ, false, seq
 	l.write(i, buf)
 	c.stamp.Store(h + 1)
+	if sample {
+		x := l.xfer.Load()
+		d := min(nanotime()-t0, 2*nearXfer) // a preemption or an interrupt counts as one far sample
+		l.xfer.Store(x + (d-x)/4)
+	}
 	l.head = h + k
 	l.mu.Unlock()
 	return true
@@ -401,8 +420,9 @@ func (in *inbox) laneOf(p *pair) *lane {
 
 // laneCond waits for a request on a pair with a lane, draining it.
 type laneCond struct {
-	r *Request
-	l *lane
+	r     *Request
+	l     *lane
+	armed bool // l was armed as the wait began: its sender uses it without the waiter's count
 }
 
 func (c laneCond) ready() bool {
@@ -417,11 +437,71 @@ func (c laneCond) ready() bool {
 
 func (c laneCond) awaitedRuns(m []running) bool { return c.r.awaitedRuns(m) }
 
+// near reports whether l's producer and consumer exchange cache lines
+// quickly enough for a consumer to watch the lane (Request.watched):
+// whether the producer's stores of a header cell, which the consumer
+// read last, took less than nearXfer on average while the two ran on two
+// Ps. Those stores wait for the line to come over from the consumer's
+// core. A lane found far is not watched, so its ranks soon share a P and
+// take no more samples: it stays far until a consumer that spins
+// (spinFor: ranks that compute between exchanges) lets its producer
+// sample again, and yields meanwhile, as every wait did before watches.
+func (l *lane) near() bool { return l.xfer.Load() < nearXfer }
+
+// onOtherP reports whether ep's rank, a lane's consumer, is marked running
+// (spin.go), so on a P other than its producer's, which runs: only then
+// does a sample of the producer's stores time a cache line's trip between
+// two cores. (Ranks that share a P would make every sample near, and the
+// watches they then try would see their peers not running.)
+func (ep *Endpoint) onOtherP() bool {
+	m := ep.w.running
+	return m != nil && m[ep.rank].on.Load()
+}
+
+// nearXfer is where watching a lane stops paying, in nanoseconds of the
+// producer's stores, averaged over the last few samples (each counted up
+// to twice nearXfer). Measured on the 2-core VM, in the two states it
+// switches between (a cache line's one-way trip between its cores 54 ns,
+// or 260-290 ns): a sample (the stores and a clock read) took 30-60 ns
+// in the first; an 8-byte ping-pong took 122-131 ns one way watched
+// against 236-253 yielding in the first, and 355 watched against 250
+// yielding in the second. Between those, watching pays while a trip
+// takes less than about 170 ns, a sample about 125.
+const nearXfer = 120
+
+// watch polls c while the sender runs, for up to gateSpins rounds, and
+// reports whether c became ready (Request.watched). A method of laneCond
+// rather than generic, as PollWord's watch is written out: called
+// through a generic function's dictionary, each round's ready is an
+// indirect call, and the round trip of an 8-byte Bcast between 2 ranks
+// was 10% slower so.
+func (c laneCond) watch(m []running) bool {
+	if !c.awaitedRuns(m) { // on this P, most likely: yield to it at once
+		return false
+	}
+	c.spinning(true)
+	ok := false
+	for i := 1; i <= gateSpins && !ok; i++ {
+		ok = c.ready()
+		if !ok && i%32 == 0 && !c.awaitedRuns(m) {
+			break
+		}
+	}
+	c.spinning(false)
+	return ok
+}
+
 // spinning counts the waiter among the lane's pollers while it spins:
 // then it runs on a core of its own beside its sender, the case the lane
 // is for. (While it yields, its sender most likely runs on its P, in its
-// place, and takes the pair's lock alone.)
+// place, and takes the pair's lock alone.) Not while the lane is armed:
+// its sender uses it then anyway, and a count raised and lowered each
+// wait would move active's line, which the sender reads before each
+// message, between their cores.
 func (c laneCond) spinning(on bool) {
+	if c.armed {
+		return
+	}
 	if on {
 		c.l.active.Add(1)
 	} else {
@@ -463,7 +543,8 @@ func (r *Request) drained() bool {
 
 // arm arms p's lane, creating it, for a receive just posted on it by a
 // goroutine of in's rank while another receive was posted there (a window
-// of receives, as osu_bw's; a single receive is waited for at once).
+// of receives, as osu_bw's), or for a receive that a goroutine of in's
+// rank is about to wait for (Request.watched).
 func (in *inbox) arm(p *pair) {
 	l := in.laneOf(p)
 	if l == nil || l.active.Load()&armBit != 0 {
