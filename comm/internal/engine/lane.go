@@ -152,12 +152,17 @@ func (l *lane) payload(i uint64, n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&l.cells[i].data[0])), n)
 }
 
-// write writes payload buf of the record whose header is cell i. The
-// stamp words of its continuation cells are stored atomically, as every
-// access to a stamp word is: ready reads the word at the tail with no
-// lock, and a tail it read a moment ago may be a continuation cell again.
+// write writes payload buf of the record whose header is cell i: its
+// continuation cells first, the header's inline bytes last, so that put
+// then stores the header's fields and stamp in one go (a consumer polling
+// the header's line would otherwise take it back between the header's
+// stores and the stamp's: a 64-byte ping-pong took 0.26-0.30 us one way
+// in some runs against 0.16-0.17 in others). The stamp words of the
+// continuation cells are stored atomically, as every access to a stamp
+// word is: ready reads the word at the tail with no lock, and a tail it
+// read a moment ago may be a continuation cell again.
 func (l *lane) write(i uint64, buf []byte) {
-	n := copy(l.cells[i].data[:], buf)
+	n := min(len(buf), laneInline)
 	for j := i + 1; n < len(buf); j++ {
 		c := &l.cells[j]
 		var w [8]byte
@@ -166,6 +171,7 @@ func (l *lane) write(i uint64, buf []byte) {
 		rest := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), 8)), cacheLine-8)
 		n += copy(rest, buf[n:])
 	}
+	copy(l.cells[i].data[:], buf)
 }
 
 // put writes message m (its envelope and payload, m.data) into l, the
@@ -195,14 +201,14 @@ func (l *lane) put(in *inbox, m *msg) bool {
 		h, i = h+pad, 0
 	}
 	seq := in.seq.Add(1) // it arrives now, for AnySource's order across pairs; under l.mu: in the lane's order
+	l.write(i, buf)      // its header's line last, at once: a consumer that polls it takes it back once
 	var t0 int64
-	sample := i == 0 && in.ep.onOtherP() // once a lap: the time of the cell's stores (near)
+	sample := i == 0 && in.ep.onOtherP() // once a lap: the time of the header's stores (near)
 	if sample {
 		t0 = nanotime()
 	}
 	c := &l.cells[i]
 	c.ctx, c.tag, c.src, c.n, c.typ, c.skip, c.seq = m.ctx, int64(m.tag), int32(m.src), uint16(len(buf)), m.typ, false, seq
-	l.write(i, buf)
 	c.stamp.Store(h + 1)
 	if sample {
 		x := l.xfer.Load()
