@@ -132,12 +132,15 @@ func TestBcastRootLeavesMismatch(t *testing.T) {
 func TestBcastRootLeavesPeerGone(t *testing.T) {
 	t.Run("failed", func(t *testing.T) {
 		var rootErr error
+		left := make(chan struct{}) // the root's Bcast returned: rank 1 fails only then
 		err := mpgo.Run(2, func(w *comm.Comm) error {
 			if w.Rank() == 1 {
-				time.Sleep(2 * time.Millisecond)
+				<-left
 				return errors.New("rank 1 gives up")
 			}
-			if err := w.Bcast(payload(8, 1), comm.Byte, 0); err != nil {
+			err := w.Bcast(payload(8, 1), comm.Byte, 0)
+			close(left)
+			if err != nil {
 				return err
 			}
 			rootErr = w.Barrier()
