@@ -243,8 +243,11 @@ func (r *ring) tryPut(h *header, p []byte) bool {
 	if h.flags&flagInline != 0 {
 		h.putInline(r.data[pos:pos+cell], p)
 	} else {
-		h.put(r.data[pos : pos+cell])
+		// The payload first, the header cell last, just before its
+		// stamp: a consumer polling the header cell would otherwise take
+		// its line back between the header's stores and the stamp's.
 		copy(r.data[pos+cell:], p)
+		h.put(r.data[pos : pos+cell])
 	}
 	r.stamp(pos).Store(head + 1)
 	r.mine = head + total
