@@ -25,11 +25,12 @@ import (
 //     core of their own) waiting for a receive or a probe on the pair, plus
 //     armBit while the pair is armed: the rank posted a receive on it
 //     while another was posted there, or waited for a receive on it
-//     small enough for the lane where waiters spin (Request.watched),
-//     and none of its goroutines has slept in the engine since. A sender whose message fits a lane
-//     (standard mode, an eager payload of at most laneMax bytes of its own
-//     buffer) writes it into the lane while active is not zero, completes
-//     its send at once, and touches nothing else of the pair.
+//     small enough for the lane while the sender ran on another P
+//     (Request.watched), and none of its goroutines has slept in the
+//     engine since. A sender whose message fits a lane (standard mode,
+//     an eager payload of at most laneMax bytes of its own buffer)
+//     writes it into the lane while active is not zero, completes its
+//     send at once, and touches nothing else of the pair.
 //   - The consumer of a lane is whoever holds the pair's lock: drainLocked
 //     matches each of its messages as an arrival (matchLocked: into the
 //     oldest posted receive that accepts it, or a queued eager copy), in
@@ -475,16 +476,14 @@ func (ep *Endpoint) onOtherP() bool {
 // takes less than about 170 ns, a sample about 125.
 const nearXfer = 120
 
-// watch polls c while the sender runs, for up to gateSpins rounds, and
-// reports whether c became ready (Request.watched). A method of laneCond
+// watch polls c while the sender runs (it did as the wait began), for up
+// to gateSpins rounds, and reports whether c became ready
+// (Request.watched). A method of laneCond
 // rather than generic, as PollWord's watch is written out: called
 // through a generic function's dictionary, each round's ready is an
 // indirect call, and the round trip of an 8-byte Bcast between 2 ranks
 // was 10% slower so.
 func (c laneCond) watch(m []running) bool {
-	if !c.awaitedRuns(m) { // on this P, most likely: yield to it at once
-		return false
-	}
 	c.spinning(true)
 	ok := false
 	for i := 1; i <= gateSpins && !ok; i++ {
