@@ -478,11 +478,10 @@ const nearXfer = 120
 
 // watch polls c while the sender runs (it did as the wait began), for up
 // to gateSpins rounds, and reports whether c became ready
-// (Request.watched). A method of laneCond
-// rather than generic, as PollWord's watch is written out: called
-// through a generic function's dictionary, each round's ready is an
-// indirect call, and the round trip of an 8-byte Bcast between 2 ranks
-// was 10% slower so.
+// (Request.watched). A method of laneCond rather than generic, as
+// PollWord's watch is written out: called through a generic function's
+// dictionary, each round's ready is an indirect call, and the round trip
+// of an 8-byte Bcast between 2 ranks was 10% slower so.
 func (c laneCond) watch(m []running) bool {
 	c.spinning(true)
 	ok := false
