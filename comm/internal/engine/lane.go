@@ -159,16 +159,16 @@ func (l *lane) payload(i uint64, n int) []byte {
 // the header's line would otherwise take it back between the header's
 // stores and the stamp's: a 64-byte ping-pong took 0.26-0.30 us one way
 // in some runs against 0.16-0.17 in others). The stamp words of the
-// continuation cells are stored atomically, as every access to a stamp
-// word is: ready reads the word at the tail with no lock, and a tail it
-// read a moment ago may be a continuation cell again.
+// continuation cells are stored by storeWord: ready reads the word at
+// the tail with no lock, and a tail it read a moment ago may be a
+// continuation cell again.
 func (l *lane) write(i uint64, buf []byte) {
 	n := min(len(buf), laneInline)
 	for j := i + 1; n < len(buf); j++ {
 		c := &l.cells[j]
 		var w [8]byte
 		n += copy(w[:], buf[n:])
-		c.stamp.Store(*(*uint64)(unsafe.Pointer(&w))) // the bytes as they lie in memory
+		storeWord(&c.stamp, *(*uint64)(unsafe.Pointer(&w))) // the bytes as they lie in memory
 		rest := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), 8)), cacheLine-8)
 		n += copy(rest, buf[n:])
 	}
@@ -385,7 +385,7 @@ func (in *inbox) drainOne(p *pair, l *lane, withAny bool, later []laneTake) []la
 		l.laned++
 	}
 	for j := i + 1; j < i+k; j++ {
-		l.cells[j].stamp.Store(0) // payload that must not read as a later stamp
+		storeWord(&l.cells[j].stamp, 0) // payload that must not read as a later stamp
 	}
 	l.tail.Store(t + k)
 	return later
