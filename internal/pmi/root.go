@@ -422,6 +422,7 @@ type rootServer struct {
 	waiting   []net.Conn        // processes in the current fence
 	visible   map[string]string
 	failed    bool
+	doomed    bool          // a rank was claimed twice: no fence completes (failWith answers them)
 	allDone   chan struct{} // closed when every process finalized
 	dead      chan struct{} // closed when the rendezvous failed
 }
@@ -526,6 +527,10 @@ func (s *rootServer) greet(c net.Conn, r *bufio.Reader) error {
 	if !taken {
 		s.joined[c] = true
 	}
+	// Doomed at once, under the lock that fences enter by: the "taken"
+	// answer below lets the claimant's peers fence before failWith runs,
+	// and that fence must not complete.
+	s.doomed = s.doomed || taken
 	s.mu.Unlock()
 	if taken {
 		fmt.Fprintf(c, "taken rank=%d\n", rank)
@@ -545,7 +550,7 @@ func (s *rootServer) enter(c net.Conn, puts map[string]string) {
 		s.fence[k] = v
 	}
 	s.waiting = append(s.waiting, c)
-	if len(s.waiting) < s.n {
+	if len(s.waiting) < s.n || s.doomed {
 		return
 	}
 	for k, v := range s.fence {
