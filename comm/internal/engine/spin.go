@@ -193,11 +193,9 @@ func (r *Request) pollYields(mark bool, yields int) bool {
 	if mark && r.watched() {
 		if l := r.in.laneOf(r.pr); l != nil && l.near() && r.awaitedRuns(r.ep.w.running) {
 			r.in.arm(r.pr) // lane.go: its sender writes the lane from now on
-			c := laneCond{r, l, l.active.Load()&armBit != 0}
-			if c.watch(r.ep.w.running) {
+			if (laneCond{r, l, l.active.Load()&armBit != 0}).watch(r.ep.w.running) {
 				return true
 			}
-			return pollFor(r.ep, c, mark, yields)
 		}
 	}
 	if l := r.lane(); l != nil { // while it spins, it polls the lane, so that the sender may use it
