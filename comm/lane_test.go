@@ -473,11 +473,11 @@ func TestLaneWatchedReceives(t *testing.T) {
 		var laned atomic.Uint64
 		run(t, 2, func(w *comm.Comm) error {
 			peer := 1 - w.Rank()
-			small, large := make([]byte, 256), make([]byte, 1024)
+			small, large := make([]byte, 1024), make([]byte, 4096)
 			for i := 0; i < rounds; i++ {
-				buf, n := small, 8+i%248
+				buf, n := small, 8+i%1016
 				if i%5 == 0 {
-					buf, n = large, 8+i%1000
+					buf, n = large, 8+i%4000
 				}
 				tag := i % 3
 				send := func() error {

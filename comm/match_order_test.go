@@ -86,7 +86,7 @@ func (mm *matchModel) apply(s *matchStep) {
 // The same through lanes (comm/internal/engine/lane.go): with no
 // AnySource receive waiting, the receiver's windows arm its pairs' lanes
 // while it waits for its turn outside mpgo, so the small messages (up to
-// 256 bytes: the first 248 ids) wait in the lanes until a receive, a
+// 1 KiB: the first 1,016 ids) wait in the lanes until a receive, a
 // probe or a matched probe drains them; AnySource probes drain every
 // lane and must still see the oldest arrival across the senders.
 func TestMatchOrderThroughLanes(t *testing.T) {

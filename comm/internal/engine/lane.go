@@ -28,7 +28,8 @@ import (
 //     small enough for the lane while the sender ran on another P
 //     (Request.watched), and none of its goroutines has slept in the
 //     engine since. A sender whose message fits a lane (standard mode,
-//     an eager payload of at most laneMax bytes of its own buffer)
+//     an eager payload of its own buffer that the lane carries: up to
+//     laneMax bytes, laneFar while the lane is far)
 //     writes it into the lane while active is not zero, completes its
 //     send at once, and touches nothing else of the pair.
 //   - The consumer of a lane is whoever holds the pair's lock: drainLocked
@@ -127,16 +128,34 @@ type laneCell struct {
 }
 
 const (
-	cacheLine  = 64
-	laneCells  = 64 // 4 KiB a lane: a window of osu_bw's 64 small messages
+	cacheLine = 64
+	// laneCells: 16 KiB a lane, a window of osu_bw's 64 small messages
+	// four times, or 15 records of 1 KiB (17 cells each). With 64 cells,
+	// osu_bw of 1 KiB through lanes (3 records in a ring) ran at 3.9-4.0
+	// GB/s, below the pair's protocol (4.5-5.1); with 256, 6.6-7.0.
+	laneCells  = 256
 	laneInline = cacheLine - 40
-	// laneMax is the largest payload a lane carries: small messages,
-	// whose cost is the engine's per message, not their copies.
-	laneMax = 256
+	// laneMax is the largest payload a lane carries: messages whose cost
+	// is the engine's per message more than their copies. Up to 1 KiB,
+	// two copies through a lane's cells, which the hardware streams from
+	// one core to the other, beat ranks that share one P: a ping-pong of
+	// 512 bytes and 1 KiB took 0.17-0.18 and 0.18-0.21 us one way
+	// (MPICH 0.175 and 0.186) against 0.22-0.25 and 0.23-0.26. At 2 KiB
+	// the lane still wins the ping-pong (0.20-0.22 against 0.24) but
+	// loses the window: osu_bw 7.7-8.0 GB/s against 9.8-10.1 through the
+	// pair, whose sender copies straight into the posted receive.
+	laneMax = 1024
+	// laneFar is the largest payload a lane carries while it is far
+	// (near): where a cache line takes long to cross between the cores,
+	// each line of a record costs, and osu_bw of 512 bytes and 1 KiB
+	// through lanes ran at 1.5-1.7 and 2.9-3.1 GB/s against 1.8-1.9 and
+	// 3.7-3.9 through the pair (the VM's slow state, a line's trip 270
+	// ns).
+	laneFar = 256
 	// armBit is active's bit for an armed lane.
 	armBit = 1 << 24
 	// laneRanks is the largest world whose pairs get lanes: at most
-	// laneRanks² lanes of 4 KiB, for pairs whose receivers are active.
+	// laneRanks² lanes of 16 KiB, for pairs whose receivers are active.
 	laneRanks = 64
 )
 
@@ -161,9 +180,19 @@ func (l *lane) payload(i uint64, n int) []byte {
 // in some runs against 0.16-0.17 in others). The stamp words of the
 // continuation cells are stored by storeWord: ready reads the word at
 // the tail with no lock, and a tail it read a moment ago may be a
-// continuation cell again.
+// continuation cell again. Where storeWord is a plain store
+// (plainWords), the continuation cells are one copy: written cell by
+// cell (a copy of 8 bytes and one of 56), a 1 KiB record took 17 small
+// copies, and a ping-pong through a lane took 0.24-0.25 us one way
+// against 0.18-0.21 in one copy (512 bytes: 0.20-0.21 against
+// 0.17-0.18; 2 goroutine ranks, mpbench latency, the VM's fast state).
 func (l *lane) write(i uint64, buf []byte) {
 	n := min(len(buf), laneInline)
+	if plainWords && n < len(buf) {
+		rest := unsafe.Slice((*byte)(unsafe.Pointer(&l.cells[i+1])), (cellsFor(len(buf))-1)*cacheLine)
+		copy(rest, buf[n:])
+		n = len(buf)
+	}
 	for j := i + 1; n < len(buf); j++ {
 		c := &l.cells[j]
 		var w [8]byte
@@ -237,7 +266,7 @@ func (ep *Endpoint) sendLane(in *inbox, p *pair, m *msg) bool {
 // sendLaned is sendLane on a pair with a lane.
 func (ep *Endpoint) sendLaned(in *inbox, p *pair, m *msg) bool {
 	l := p.lane.Load()
-	if l.active.Load() == 0 || len(m.data) > laneMax || ep.w.state.Load() != stateRunning || in.anyN.Load() != 0 {
+	if l.active.Load() == 0 || !l.carries(len(m.data)) || ep.w.state.Load() != stateRunning || in.anyN.Load() != 0 {
 		return false
 	}
 	if !l.put(in, m) {
@@ -248,6 +277,10 @@ func (ep *Endpoint) sendLaned(in *inbox, p *pair, m *msg) bool {
 	}
 	return true
 }
+
+// carries reports whether l takes a message of n payload bytes: up to
+// laneMax while l is near, laneFar while it is far (near).
+func (l *lane) carries(n int) bool { return n <= laneFar || n <= laneMax && l.near() }
 
 // laneTake is a lane's message matched by a receive through a Sink,
 // delivered once the locks are released.

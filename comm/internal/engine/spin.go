@@ -227,12 +227,13 @@ func (r *Request) pollYields(mark bool, yields int) bool {
 // yields first, and ranks in a ping-pong soon share one P, handing it
 // back and forth. Measured on 2 goroutine ranks (BenchmarkLatency/mpgo,
 // 6 runs each): 8 bytes 236-253 ns one way before, 126-131 after; 0
-// bytes the same. Larger messages are not watched: ranks on two Ps move
-// each payload between the cores' caches, and a 1 KiB ping-pong watched
-// (through the pair, it is no lane's) took 250-285 ns against 240-250
-// on one P. Nor are lanes that are far: where a cache line takes long to
-// cross between the cores, two ranks on one P, handing it back and forth,
-// beat two that watch (nearXfer).
+// bytes the same. Receives into buffers larger than a lane carries are
+// not watched: their messages come through the pair, whose protocol
+// moves each payload between the cores' caches in more steps, and a
+// 1 KiB ping-pong watched that way (before lanes carried 1 KiB) took
+// 250-285 ns against 240-250 on one P. Nor are lanes that are far:
+// where a cache line takes long to cross between the cores, two ranks on
+// one P, handing it back and forth, beat two that watch (nearXfer).
 func (r *Request) watched() bool {
 	return r.ep.w.running != nil && r.kind == KindRecv && r.pr != nil && r.in != nil &&
 		!r.owned && r.sink() == nil && r.flags&flagAsBuf == 0 && len(r.buf) <= laneMax

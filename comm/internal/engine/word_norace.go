@@ -19,3 +19,7 @@ import (
 // detector would call that read a race: race builds store atomically
 // (word_race.go).
 func storeWord(w *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(w)) = v }
+
+// plainWords is true where storeWord is a plain store: the continuation
+// cells of a lane record are then written with one copy (lane.write).
+const plainWords = true
