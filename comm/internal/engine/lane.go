@@ -132,7 +132,7 @@ const (
 	// laneCells: 16 KiB a lane, a window of osu_bw's 64 small messages
 	// four times, or 15 records of 1 KiB (17 cells each). With 64 cells,
 	// osu_bw of 1 KiB through lanes (3 records in a ring) ran at 3.9-4.0
-	// GB/s, below the pair's protocol (4.5-5.1); with 256, 6.6-7.0.
+	// GB/s, below the pair's protocol (4.5-5.1); with 256, 5.8-7.0.
 	laneCells  = 256
 	laneInline = cacheLine - 40
 	// laneMax is the largest payload a lane carries: messages whose cost
