@@ -465,6 +465,10 @@ type laneCond struct {
 	armed bool // l was armed as the wait began: its sender uses it without the waiter's count
 }
 
+// cond returns the condition of a wait for r on l, which notes whether
+// l is armed as the wait begins.
+func (l *lane) cond(r *Request) laneCond { return laneCond{r, l, l.active.Load()&armBit != 0} }
+
 func (c laneCond) ready() bool {
 	if c.r.done() {
 		return true

@@ -193,13 +193,13 @@ func (r *Request) pollYields(mark bool, yields int) bool {
 	if mark && r.watched() {
 		if l := r.in.laneOf(r.pr); l != nil && l.near() && r.awaitedRuns(r.ep.w.running) {
 			r.in.arm(r.pr) // lane.go: its sender writes the lane from now on
-			if (laneCond{r, l, l.active.Load()&armBit != 0}).watch(r.ep.w.running) {
+			if l.cond(r).watch(r.ep.w.running) {
 				return true
 			}
 		}
 	}
 	if l := r.lane(); l != nil { // while it spins, it polls the lane, so that the sender may use it
-		return pollFor(r.ep, laneCond{r, l, l.active.Load()&armBit != 0}, mark, yields)
+		return pollFor(r.ep, l.cond(r), mark, yields)
 	}
 	return pollFor(r.ep, reqCond{r}, mark, yields)
 }
